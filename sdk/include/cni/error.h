@@ -1,0 +1,55 @@
+// CNI error codes and the one helper that attaches a code to an absl::Status.
+//
+// Errors are values (absl::Status). A CNI error code rides on the status as a
+// payload; skel turns it into the error JSON {"cniVersion","code","msg","details"}
+// and a non-zero exit. A status without a code is reported as 999 (internal),
+// as the reference skel does for untyped errors.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+
+namespace cni {
+
+// Error codes of the CNI spec (1.0.0 and 1.1.0). 100+ are plugin-specific.
+enum class ErrorCode : int {
+  kUnknown = 0,
+  kIncompatibleVersion = 1,
+  kUnsupportedField = 2,
+  kUnknownContainer = 3,
+  kInvalidEnvironment = 4,
+  kIoFailure = 5,
+  kDecodingFailure = 6,
+  kInvalidNetworkConfig = 7,
+  kInvalidNetns = 8,
+  kTryAgainLater = 11,
+  kPluginNotAvailable = 50,           // STATUS: ADD would fail.
+  kPluginNotAvailableLimited = 51,    // STATUS: and existing containers may suffer.
+  kInternal = 999,
+};
+
+// Returns `status` with the CNI code `code` attached (replacing any earlier one).
+// An OK status stays OK.
+absl::Status WithCode(absl::Status status, ErrorCode code);
+
+// Returns `status` with a CNI "details" string attached.
+absl::Status WithDetails(absl::Status status, absl::string_view details);
+
+// Builds a failed status carrying `code`, `msg` and optionally `details`.
+absl::Status Error(ErrorCode code, absl::string_view msg, absl::string_view details = {});
+
+// The CNI code on `status`: the attached one, else kInternal for a failure
+// (kUnknown... is never guessed), or kUnknown for OK.
+int CodeOf(const absl::Status& status);
+
+// The details string attached to `status`, empty if none.
+std::string DetailsOf(const absl::Status& status);
+
+// Prefixes the message of a failed status with `context` ("context: message"),
+// keeping its code and details. Use it to name the operation and the object.
+absl::Status Annotate(const absl::Status& status, absl::string_view context);
+
+}  // namespace cni

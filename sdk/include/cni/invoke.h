@@ -1,0 +1,47 @@
+// Executing other plugins: delegation (an interface plugin calling its IPAM
+// plugin) and, for runtimes, plain plugin execution.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/skel.h"
+#include "cni/types.h"
+
+namespace cni {
+
+// Finds the executable `type` in `dirs` (first match wins). A type containing
+// '/' (or empty, "." or "..") is rejected (code 7); not found is code 7 too,
+// naming the directories searched.
+absl::StatusOr<std::string> FindPlugin(absl::string_view type, const std::vector<std::string>& dirs);
+
+// Output of one plugin run.
+struct ExecOutput {
+  std::string stdout_data;
+};
+
+// Runs the plugin at `path` with `env` ("K=V" strings) and `stdin_data`. Its
+// stderr goes to ours. A non-zero exit becomes a failed status carrying the
+// plugin's code, msg and details (or code 999 with its output when that is not
+// an error document). "text file busy" on exec is retried briefly.
+absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector<std::string>& env,
+                                      absl::string_view stdin_data);
+
+// Replaces or adds NAME=value in an environment vector.
+void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_view value);
+
+// Delegation helpers: run the plugin `type` (found in args.plugin_dirs) with the
+// caller's environment (args.env) plus CNI_COMMAND=<verb>, and `conf_bytes` on
+// stdin (by default the caller's whole configuration, args.stdin_data).
+absl::StatusOr<Result> DelegateAdd(absl::string_view type, const CmdArgs& args,
+                                   absl::string_view conf_bytes = {});
+absl::Status DelegateCheck(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+absl::Status DelegateGc(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+absl::Status DelegateStatus(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+
+}  // namespace cni

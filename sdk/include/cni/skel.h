@@ -1,0 +1,92 @@
+// skel owns the plugin process: it reads CNI_* and stdin, validates them,
+// negotiates the version, calls the plugin's handler, prints the result at the
+// configuration's version, and maps errors to the CNI error JSON and exit code.
+//
+// Environment and stdio are injected (Run), so skel is tested without a process;
+// PluginMain wires Run to the real process.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/types.h"
+
+namespace cni {
+
+// Everything a handler gets. Handlers never read the environment or print.
+struct CmdArgs {
+  std::string command;       // ADD, DEL, CHECK, GC, STATUS
+  std::string container_id;  // CNI_CONTAINERID
+  std::string netns;         // CNI_NETNS
+  std::string ifname;        // CNI_IFNAME
+  std::string args;          // CNI_ARGS, raw
+  std::string path;          // CNI_PATH, raw
+  std::vector<std::string> plugin_dirs;  // CNI_PATH split on ':'
+  std::string stdin_data;    // the configuration, as received
+  NetConf conf;              // parsed and version-checked by skel
+  // The environment skel was given, passed on to delegated plugins.
+  std::vector<std::string> env;
+};
+
+using AddHandler = std::function<absl::StatusOr<Result>(const CmdArgs&)>;
+using Handler = std::function<absl::Status(const CmdArgs&)>;
+
+// The command table a plugin hands to skel. A null handler means the command is
+// not implemented; skel then answers: DEL/CHECK/GC/STATUS -> success (spec: a
+// plugin with no state to collect has nothing to do), ADD -> error 4.
+struct PluginFuncs {
+  AddHandler add;
+  Handler del;
+  Handler check;
+  Handler gc;
+  Handler status;
+};
+
+struct PluginInfo {
+  std::vector<std::string> supported_versions;  // default: every version (AllVersions())
+  std::string about;                            // printed when CNI_COMMAND is unset
+};
+
+// The process seen by skel: environment and stdio.
+struct ProcessIo {
+  std::map<std::string, std::string> env;
+  std::string stdin_data;
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  // The plugin's own network namespace, to reject CNI_NETNS naming it (code 8).
+  // Default "/proc/self/ns/net"; tests point it elsewhere.
+  std::string own_netns_path = "/proc/self/ns/net";
+};
+
+// Runs one command. Returns the process exit code (0 success, 1 error).
+int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io);
+
+// The real process: environment from environ, stdin read whole, std::cout/cerr.
+int PluginMain(const PluginFuncs& funcs, const PluginInfo& info);
+
+// The standard "about" line: "CNI <plugin> plugin <version> (cni-cpp)".
+std::string AboutLine(absl::string_view plugin_name);
+
+// Prints a CNI error document for `status` at `cni_version`.
+std::string ErrorJson(const absl::Status& status, absl::string_view cni_version);
+
+// The configuration's prevResult, parsed at the configuration's version (the
+// spec: prevResult is in the same format as the config's cniVersion). nullopt
+// when the configuration carries none.
+absl::StatusOr<std::optional<Result>> ParsePrevResult(const NetConf& conf);
+
+// True if `id` is a valid container ID: ^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$ (also
+// the rule for network names).
+bool IsValidContainerId(absl::string_view id);
+// Interface name rules: 1-15 bytes, not "." or "..", no '/', ':' or whitespace.
+absl::Status ValidateInterfaceName(absl::string_view name);
+
+}  // namespace cni

@@ -1,0 +1,109 @@
+// The CNI data model: network configuration and results.
+//
+// Result is kept in the newest shape (1.1.0) in memory; version.h converts it to
+// and from the JSON of every supported version.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "cni/json.h"
+#include "cni/net/ip.h"
+
+namespace cni {
+
+// DNS settings, as in the spec's "dns" dictionary.
+struct Dns {
+  std::vector<std::string> nameservers;
+  std::string domain;
+  std::vector<std::string> search;
+  std::vector<std::string> options;
+
+  bool empty() const {
+    return nameservers.empty() && domain.empty() && search.empty() && options.empty();
+  }
+  // Parses a "dns" object (keys case-insensitive). Wrong types are code 6.
+  static absl::StatusOr<Dns> FromJson(const Json& j);
+  Json ToJson() const;  // omits empty fields
+  friend bool operator==(const Dns&, const Dns&) = default;
+};
+
+// One entry of a result's "interfaces" list.
+struct Interface {
+  std::string name;
+  std::string mac;
+  std::optional<int> mtu;       // 1.1.0
+  std::string sandbox;          // netns path; empty for host interfaces
+  std::string socket_path;      // 1.1.0
+  std::string pci_id;           // 1.1.0
+  friend bool operator==(const Interface&, const Interface&) = default;
+};
+
+// One entry of a result's "ips" list.
+struct IpConfig {
+  std::optional<int> interface;  // index into Result::interfaces
+  net::IpPrefix address;         // the interface address with its prefix length
+  std::optional<net::IpAddress> gateway;
+  friend bool operator==(const IpConfig&, const IpConfig&) = default;
+};
+
+// One entry of a result's "routes" list.
+struct Route {
+  net::IpPrefix dst;
+  std::optional<net::IpAddress> gw;
+  std::optional<int> mtu;       // 1.1.0
+  std::optional<int> advmss;    // 1.1.0
+  std::optional<int> priority;  // 1.1.0
+  std::optional<int> table;     // 1.1.0
+  std::optional<int> scope;     // 1.1.0: 0 global, 253 link, 254 host
+  friend bool operator==(const Route&, const Route&) = default;
+};
+
+// A plugin's result, in the 1.1.0 model. cni_version records the version it was
+// parsed from or is meant to be printed at.
+struct Result {
+  std::string cni_version;
+  std::vector<Interface> interfaces;
+  std::vector<IpConfig> ips;
+  std::vector<Route> routes;
+  Dns dns;
+  friend bool operator==(const Result&, const Result&) = default;
+};
+
+// An attachment named in GC's "cni.dev/valid-attachments".
+struct Attachment {
+  std::string container_id;
+  std::string ifname;
+  friend bool operator==(const Attachment&, const Attachment&) = default;
+};
+
+// The network configuration a plugin receives on stdin. The well-known keys are
+// parsed; `raw` keeps the whole document as received so plugin-specific and
+// unknown keys are preserved exactly (and passed on to delegates unchanged).
+struct NetConf {
+  std::string cni_version;                 // "" in the input means 0.1.0
+  std::vector<std::string> cni_versions;   // 1.1.0 "cniVersions"
+  std::string name;
+  std::string type;
+  std::map<std::string, bool> capabilities;
+  Json runtime_config = Json::object();    // "runtimeConfig"
+  Json args = Json::object();              // "args"
+  Json prev_result;                        // raw "prevResult"; null when absent
+  Json ipam = Json::object();              // "ipam" as given
+  std::string ipam_type;                   // "ipam.type", "" when absent
+  std::optional<Dns> dns;
+  std::vector<Attachment> valid_attachments;  // "cni.dev/valid-attachments" (GC)
+  Json raw = Json::object();
+
+  // Parses a configuration. Malformed JSON or wrong types: code 6.
+  // Missing cniVersion is allowed (means 0.1.0). Name and type are not required
+  // here; skel validates what each command needs.
+  static absl::StatusOr<NetConf> Parse(absl::string_view bytes);
+};
+
+}  // namespace cni

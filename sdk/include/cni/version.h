@@ -1,0 +1,52 @@
+// CNI versions: the supported set, comparison, result conversion between every
+// pair of versions, and the VERSION command's answer.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "cni/json.h"
+#include "cni/types.h"
+
+namespace cni {
+
+inline constexpr absl::string_view kCurrentVersion = "1.1.0";
+
+// Every version this SDK speaks, oldest first.
+const std::vector<std::string>& AllVersions();
+
+// Parses "major.minor.patch"; "" means "0.1.0" as the spec says. Code 1 if malformed.
+struct SemVer {
+  int major = 0, minor = 0, patch = 0;
+  friend auto operator<=>(const SemVer&, const SemVer&) = default;
+};
+absl::StatusOr<SemVer> ParseVersion(absl::string_view v);
+
+// Compares two version strings; malformed ones sort first.
+int CompareVersions(absl::string_view a, absl::string_view b);
+// True if a >= b (both must be well formed; otherwise false).
+bool VersionAtLeast(absl::string_view a, absl::string_view b);
+
+// The VERSION answer: {"cniVersion": <config version or current>, "supportedVersions": [...]}.
+Json VersionInfoJson(absl::string_view cni_version, const std::vector<std::string>& supported);
+
+// Parses a result document of any supported version (the version is taken from
+// its "cniVersion"; if absent, `default_version`). 0.1.0/0.2.0 "ip4"/"ip6" shapes
+// and the 0.3.x/0.4.0 per-IP "version" field are understood. Code 6 for malformed
+// JSON or wrong types, code 1 for an unsupported version.
+absl::StatusOr<Result> ParseResult(const Json& j, absl::string_view default_version = {});
+absl::StatusOr<Result> ParseResult(absl::string_view bytes, absl::string_view default_version = {});
+
+// Prints `result` as the JSON of `version`, with upstream's conversion semantics:
+// 0.1.0/0.2.0 take the first IP of each family (routes grouped by family) and fail
+// with code 1 ("cannot convert: no valid IP addresses") when there is none;
+// 0.3.x/0.4.0 add the per-IP "version"; 1.1-only fields are dropped below 1.1.0.
+absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view version);
+
+// Converts a result document from its own version to `to_version`.
+absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to_version);
+
+}  // namespace cni

@@ -1,0 +1,271 @@
+#include "absl/strings/string_view.h"
+#include "cni/skel.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cni/error.h"
+#include "cni/version.h"
+
+extern char** environ;
+
+namespace cni {
+namespace {
+
+// Which CNI_* variables each command needs (the reference skel's table; the
+// 1.1 spec adds GC and STATUS, which need CNI_PATH only for GC).
+struct Required {
+  bool container_id, netns, ifname, path;
+};
+
+Required RequiredFor(absl::string_view cmd) {
+  if (cmd == "ADD" || cmd == "CHECK") return {true, true, true, true};
+  if (cmd == "DEL") return {true, false, true, true};
+  if (cmd == "GC") return {false, false, false, true};
+  return {false, false, false, false};  // STATUS, VERSION
+}
+
+std::string Get(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
+absl::Status CheckRequiredEnv(const std::map<std::string, std::string>& env,
+                              absl::string_view cmd) {
+  Required r = RequiredFor(cmd);
+  std::vector<std::string> missing;
+  auto need = [&](bool required, const char* key) {
+    if (required && Get(env, key).empty()) missing.emplace_back(key);
+  };
+  need(r.container_id, "CNI_CONTAINERID");
+  need(r.netns, "CNI_NETNS");
+  need(r.ifname, "CNI_IFNAME");
+  need(r.path, "CNI_PATH");
+  if (missing.empty()) return absl::OkStatus();
+  return Error(ErrorCode::kInvalidEnvironment,
+               absl::StrCat("required env variables [", absl::StrJoin(missing, ","), "] missing"));
+}
+
+bool IsValidName(absl::string_view s) {
+  if (s.empty() || !absl::ascii_isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+// CNI_NETNS naming the plugin's own namespace would make the plugin configure
+// the host as if it were a container (spec error 8). Compared by device+inode.
+absl::Status CheckNotOwnNetns(absl::string_view netns, const std::string& own_path) {
+  if (netns.empty()) return absl::OkStatus();
+  struct stat target, own;
+  if (stat(std::string(netns).c_str(), &target) != 0 || stat(own_path.c_str(), &own) != 0) {
+    return absl::OkStatus();  // a missing netns is the handler's business (DEL tolerates it)
+  }
+  if (target.st_dev == own.st_dev && target.st_ino == own.st_ino) {
+    return Error(ErrorCode::kInvalidNetns,
+                 absl::StrCat("CNI_NETNS \"", netns, "\" is the plugin's own network namespace"));
+  }
+  return absl::OkStatus();
+}
+
+// Validates the environment and the configuration for `cmd` and builds CmdArgs.
+absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info,
+                                     const std::string& cmd) {
+  if (absl::Status s = CheckRequiredEnv(io.env, cmd); !s.ok()) return s;
+  CmdArgs a;
+  a.command = cmd;
+  a.container_id = Get(io.env, "CNI_CONTAINERID");
+  a.netns = Get(io.env, "CNI_NETNS");
+  a.ifname = Get(io.env, "CNI_IFNAME");
+  a.args = Get(io.env, "CNI_ARGS");
+  a.path = Get(io.env, "CNI_PATH");
+  for (absl::string_view dir : absl::StrSplit(a.path, ':', absl::SkipEmpty())) {
+    a.plugin_dirs.emplace_back(dir);
+  }
+  a.stdin_data = io.stdin_data;
+  for (const auto& [k, v] : io.env) a.env.push_back(absl::StrCat(k, "=", v));
+
+  absl::StatusOr<NetConf> conf = NetConf::Parse(io.stdin_data);
+  if (!conf.ok()) {
+    return WithCode(Annotate(conf.status(), "decoding network configuration"),
+                    ErrorCode::kDecodingFailure);
+  }
+  a.conf = *std::move(conf);
+  if (a.conf.name.empty()) return Error(ErrorCode::kInvalidNetworkConfig, "missing network name");
+  if (!IsValidName(a.conf.name)) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 absl::StrCat("invalid network name \"", a.conf.name, "\""));
+  }
+  if (a.conf.type.empty()) return Error(ErrorCode::kInvalidNetworkConfig, "missing plugin type");
+
+  bool per_container = cmd == "ADD" || cmd == "CHECK" || cmd == "DEL";
+  if (per_container) {
+    if (!IsValidContainerId(a.container_id)) {
+      return Error(ErrorCode::kInvalidEnvironment,
+                   absl::StrCat("invalid characters in containerID \"", a.container_id, "\""));
+    }
+    if (absl::Status s = ValidateInterfaceName(a.ifname); !s.ok()) return s;
+  }
+
+  // Version negotiation: the config's version must be one we speak.
+  std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
+  const auto& supported = info.supported_versions.empty() ? AllVersions() : info.supported_versions;
+  if (std::find(supported.begin(), supported.end(), version) == supported.end()) {
+    return Error(ErrorCode::kIncompatibleVersion, "incompatible CNI versions",
+                 absl::StrCat("config is \"", version, "\", plugin supports [\"",
+                              absl::StrJoin(supported, "\" \""), "\"]"));
+  }
+  // Version gates: CHECK arrived in 0.4.0, GC and STATUS in 1.1.0.
+  auto gate = [&](absl::string_view min) -> absl::Status {
+    if (VersionAtLeast(version, min)) return absl::OkStatus();
+    return Error(ErrorCode::kIncompatibleVersion,
+                 absl::StrCat("config version does not allow ", cmd));
+  };
+  if (cmd == "CHECK") {
+    if (absl::Status s = gate("0.4.0"); !s.ok()) return s;
+  }
+  if (cmd == "GC" || cmd == "STATUS") {
+    if (absl::Status s = gate("1.1.0"); !s.ok()) return s;
+  }
+  if (per_container) {
+    if (absl::Status s = CheckNotOwnNetns(a.netns, io.own_netns_path); !s.ok()) return s;
+  }
+  return a;
+}
+
+// Calls the handler for `cmd`; on ADD prints the result at the config's version.
+absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& out) {
+  const std::string& cmd = a.command;
+  if (cmd == "ADD") {
+    if (!funcs.add) return Error(ErrorCode::kInvalidEnvironment, "ADD is not implemented");
+    absl::StatusOr<Result> result = funcs.add(a);
+    if (!result.ok()) return result.status();
+    std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
+    absl::StatusOr<Json> json = ResultToJson(*result, version);
+    if (!json.ok()) return json.status();
+    out << Dump(*json) << "\n";
+    return absl::OkStatus();
+  }
+  const Handler* h = cmd == "DEL" ? &funcs.del
+                     : cmd == "CHECK" ? &funcs.check
+                     : cmd == "GC" ? &funcs.gc
+                                   : &funcs.status;
+  if (!*h) return absl::OkStatus();  // nothing to clean up / check / report
+  return (*h)(a);
+}
+
+bool IsKnownCommand(absl::string_view cmd) {
+  return cmd == "ADD" || cmd == "DEL" || cmd == "CHECK" || cmd == "GC" || cmd == "STATUS" ||
+         cmd == "VERSION";
+}
+
+// The version to stamp on an error document: the config's, when readable.
+std::string ErrorVersion(absl::string_view stdin_data) {
+  absl::StatusOr<Json> j = ParseJson(stdin_data);
+  if (j.ok()) {
+    if (const Json* v = FindKey(*j, "cniVersion"); v != nullptr && v->is_string()) {
+      return v->get<std::string>();
+    }
+  }
+  return std::string(kCurrentVersion);
+}
+
+}  // namespace
+
+bool IsValidContainerId(absl::string_view id) { return IsValidName(id); }
+
+absl::Status ValidateInterfaceName(absl::string_view name) {
+  auto bad = [&](absl::string_view why) {
+    return Error(ErrorCode::kInvalidEnvironment,
+                 absl::StrCat("interface name \"", name, "\" ", why));
+  };
+  if (name.empty()) return bad("is empty");
+  if (name.size() > 15) return bad("is too long (max 15 bytes)");
+  if (name == "." || name == "..") return bad("is not a valid name");
+  for (char c : name) {
+    if (c == '/' || c == ':' || absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      return bad("contains an invalid character");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string ErrorJson(const absl::Status& status, absl::string_view cni_version) {
+  Json j = {{"cniVersion", cni_version},
+            {"code", CodeOf(status)},
+            {"msg", std::string(status.message())}};
+  std::string details = DetailsOf(status);
+  if (!details.empty()) j["details"] = details;
+  return Dump(j);
+}
+
+absl::StatusOr<std::optional<Result>> ParsePrevResult(const NetConf& conf) {
+  if (conf.prev_result.is_null()) return std::optional<Result>();
+  std::string version = conf.cni_version.empty() ? "0.1.0" : conf.cni_version;
+  absl::StatusOr<Result> r = ParseResult(conf.prev_result, version);
+  if (!r.ok()) return Annotate(r.status(), "parsing prevResult");
+  return std::optional<Result>(*std::move(r));
+}
+
+std::string AboutLine(absl::string_view plugin_name) {
+  return absl::StrCat("CNI ", plugin_name, " plugin ", CNI_PROJECT_VERSION, " (cni-cpp)");
+}
+
+int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
+  std::ostream& out = *io.out;
+  std::ostream& err = *io.err;
+  std::string cmd = Get(io.env, "CNI_COMMAND");
+  const auto& supported = info.supported_versions.empty() ? AllVersions() : info.supported_versions;
+  if (cmd.empty()) {
+    // No command: a human ran us. Say what we are, as the reference skel does.
+    err << info.about << "\n"
+        << "CNI protocol versions supported: " << absl::StrJoin(supported, ", ") << "\n";
+    return 0;
+  }
+  absl::Status status;
+  if (!IsKnownCommand(cmd)) {
+    status = Error(ErrorCode::kInvalidEnvironment, absl::StrCat("unknown CNI_COMMAND: ", cmd));
+  } else if (cmd == "VERSION") {
+    out << Dump(VersionInfoJson(kCurrentVersion, supported)) << "\n";
+    return 0;
+  } else {
+    absl::StatusOr<CmdArgs> args = BuildCmdArgs(io, info, cmd);
+    status = args.ok() ? Dispatch(funcs, *args, out) : args.status();
+  }
+  if (status.ok()) return 0;
+  out << ErrorJson(status, ErrorVersion(io.stdin_data)) << "\n";
+  err << "CNI " << cmd << " failed: " << status.message() << "\n";
+  return 1;
+}
+
+int PluginMain(const PluginFuncs& funcs, const PluginInfo& info) {
+  ProcessIo io;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == absl::string_view::npos) continue;
+    io.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  char buf[16384];
+  for (;;) {
+    ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+    if (n > 0) io.stdin_data.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  io.out = &std::cout;
+  io.err = &std::cerr;
+  int rc = Run(funcs, info, io);
+  std::cout.flush();
+  return rc;
+}
+
+}  // namespace cni
