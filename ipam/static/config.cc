@@ -41,7 +41,9 @@ absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam) {
   // Routes use the result's route shape; reuse the result parser for them.
   absl::StatusOr<Result> parsed =
       ParseResult(Json{{"cniVersion", std::string(kCurrentVersion)}, {"routes", **list}});
-  if (!parsed.ok()) return Annotate(parsed.status(), "ipam.routes");
+  // A route that does not parse is a configuration error (7), whatever the
+  // result decoder calls it.
+  if (!parsed.ok()) return WithCode(Annotate(parsed.status(), "ipam.routes"), ErrorCode::kInvalidNetworkConfig);
   return parsed->routes;
 }
 

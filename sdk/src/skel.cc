@@ -152,7 +152,7 @@ absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& 
     std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
     absl::StatusOr<Json> json = ResultToJson(*result, version);
     if (!json.ok()) return json.status();
-    out << Dump(*json) << "\n";
+    out << json->dump(4) << "\n";  // indented, as upstream prints results
     return absl::OkStatus();
   }
   const Handler* h = cmd == "DEL" ? &funcs.del

@@ -1,0 +1,110 @@
+// cni_bench: times one CNI invocation of two plugin binaries (ours and the
+// upstream reference) alternately, so both see the same machine state, and
+// prints the medians and the ratio ours/upstream. Used by scripts/bench; it is
+// not a test.
+//
+//   cni_bench --name NAME --ours PATH --upstream PATH --config FILE
+//             [--command CMD] [--iterations N] [--env K=V]...
+//             [--after-command CMD]   (run after each timed call, untimed, e.g. DEL after ADD)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cni/exec.h"
+
+namespace {
+
+struct Options {
+  std::string name, ours, upstream, config_path, command = "ADD", after_command;
+  int iterations = 200;
+  std::vector<std::string> env;
+};
+
+bool ParseArgs(int argc, char** argv, Options& o) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--name") o.name = v;
+    else if (k == "--ours") o.ours = v;
+    else if (k == "--upstream") o.upstream = v;
+    else if (k == "--config") o.config_path = v;
+    else if (k == "--command") o.command = v;
+    else if (k == "--after-command") o.after_command = v;
+    else if (k == "--iterations") o.iterations = std::stoi(v);
+    else if (k == "--env") o.env.push_back(v);
+    else return false;
+  }
+  return !o.ours.empty() && !o.upstream.empty() && !o.config_path.empty();
+}
+
+std::vector<std::string> EnvFor(const Options& o, const std::string& command, int i) {
+  std::vector<std::string> env = o.env;
+  env.push_back("CNI_COMMAND=" + command);
+  // A fresh container ID per iteration, so stateful plugins see distinct attachments.
+  bool has_id = false;
+  for (const auto& e : env) has_id |= e.rfind("CNI_CONTAINERID=", 0) == 0;
+  if (!has_id) env.push_back("CNI_CONTAINERID=bench-" + std::to_string(i));
+  return env;
+}
+
+// Runs one call; returns microseconds, or -1 on failure (reported once).
+double TimedCall(const std::string& plugin, const std::vector<std::string>& env,
+                 const std::string& config, bool& reported) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = cni::RunCommand({plugin}, env, config);
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  if (!r.ok() || r->exit_code != 0) {
+    if (!reported) {
+      std::cerr << plugin << " failed: " << (r.ok() ? r->out + r->err : std::string(r.status().message()))
+                << "\n";
+      reported = true;
+    }
+    return -1;
+  }
+  return us;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!ParseArgs(argc, argv, o)) {
+    std::cerr << "usage: cni_bench --name N --ours P --upstream P --config F [--command C] "
+                 "[--after-command C] [--iterations N] [--env K=V]...\n";
+    return 2;
+  }
+  std::ifstream f(o.config_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string config = ss.str();
+  std::vector<double> ours, upstream;
+  bool ours_failed = false, upstream_failed = false;
+  for (int i = 0; i < o.iterations; ++i) {
+    // Alternate which one goes first so neither always runs on a warmer cache.
+    for (int k = 0; k < 2; ++k) {
+      bool run_ours = (i + k) % 2 == 0;
+      const std::string& plugin = run_ours ? o.ours : o.upstream;
+      auto env = EnvFor(o, o.command, i);
+      double us = TimedCall(plugin, env, config, run_ours ? ours_failed : upstream_failed);
+      if (us >= 0) (run_ours ? ours : upstream).push_back(us);
+      if (!o.after_command.empty()) {
+        bool ignored = true;
+        TimedCall(plugin, EnvFor(o, o.after_command, i), config, ignored);
+      }
+    }
+  }
+  double mo = Median(ours), mu = Median(upstream);
+  std::printf("%-40s ours %9.0f us   upstream %9.0f us   ratio %.3f   (n=%zu/%zu)\n",
+              o.name.c_str(), mo, mu, mu > 0 ? mo / mu : 0.0, ours.size(), upstream.size());
+  return (ours_failed || upstream_failed) ? 1 : 0;
+}
