@@ -1,0 +1,163 @@
+#include "cni/types.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+
+namespace cni {
+namespace {
+
+// Assigns an optional getter result to `out` when the key was present.
+template <typename T>
+void AssignIfSet(std::optional<T>&& value, T& out) {
+  if (value) out = std::move(*value);
+}
+
+// Reads "capabilities": a map of capability name to bool (spec section 3).
+absl::Status ParseCapabilities(const Json& doc, NetConf& conf) {
+  absl::StatusOr<std::optional<Json>> caps = GetObject(doc, "capabilities");
+  if (!caps.ok()) return caps.status();
+  if (!caps->has_value()) return absl::OkStatus();
+  for (const auto& [name, value] : (*caps)->items()) {
+    if (value.is_null()) continue;  // Go leaves null map values at their zero value
+    if (!value.is_boolean()) {
+      return Error(ErrorCode::kDecodingFailure,
+                   absl::StrCat("cannot decode \"capabilities\": value of \"", name,
+                                "\" must be a bool"));
+    }
+    conf.capabilities[name] = value.get<bool>();
+  }
+  return absl::OkStatus();
+}
+
+// Reads "ipam" as given, plus its "type".
+absl::Status ParseIpam(const Json& doc, NetConf& conf) {
+  absl::StatusOr<std::optional<Json>> ipam = GetObject(doc, "ipam");
+  if (!ipam.ok()) return ipam.status();
+  if (!ipam->has_value()) return absl::OkStatus();
+  conf.ipam = std::move(**ipam);
+  absl::StatusOr<std::optional<std::string>> type = GetString(conf.ipam, "type");
+  if (!type.ok()) return Annotate(type.status(), "ipam");
+  AssignIfSet(std::move(*type), conf.ipam_type);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Attachment> ParseAttachment(const Json& j) {
+  if (!j.is_object()) {
+    return Error(ErrorCode::kDecodingFailure, "an attachment must be an object");
+  }
+  Attachment a;
+  absl::StatusOr<std::optional<std::string>> id = GetString(j, "containerID");
+  if (!id.ok()) return id.status();
+  AssignIfSet(std::move(*id), a.container_id);
+  absl::StatusOr<std::optional<std::string>> ifname = GetString(j, "ifname");
+  if (!ifname.ok()) return ifname.status();
+  AssignIfSet(std::move(*ifname), a.ifname);
+  return a;
+}
+
+// Reads GC's "cni.dev/valid-attachments" (SPEC 1.1: list of {containerID, ifname}).
+absl::Status ParseValidAttachments(const Json& doc, NetConf& conf) {
+  constexpr absl::string_view kKey = "cni.dev/valid-attachments";
+  absl::StatusOr<std::optional<Json>> list = GetArray(doc, kKey);
+  if (!list.ok()) return list.status();
+  if (!list->has_value()) return absl::OkStatus();
+  for (size_t i = 0; i < (*list)->size(); ++i) {
+    absl::StatusOr<Attachment> a = ParseAttachment((**list)[i]);
+    if (!a.ok()) return Annotate(a.status(), absl::StrCat(kKey, "[", i, "]"));
+    conf.valid_attachments.push_back(std::move(*a));
+  }
+  return absl::OkStatus();
+}
+
+// Reads an object-valued key into `out`, leaving the default when absent.
+absl::Status ParseObjectKey(const Json& doc, absl::string_view key, Json& out) {
+  absl::StatusOr<std::optional<Json>> v = GetObject(doc, key);
+  if (!v.ok()) return v.status();
+  AssignIfSet(std::move(*v), out);
+  return absl::OkStatus();
+}
+
+absl::Status ParseStrings(const Json& doc, NetConf& conf) {
+  absl::StatusOr<std::optional<std::string>> version = GetString(doc, "cniVersion");
+  if (!version.ok()) return version.status();
+  AssignIfSet(std::move(*version), conf.cni_version);
+
+  absl::StatusOr<std::optional<std::vector<std::string>>> versions =
+      GetStringList(doc, "cniVersions");
+  if (!versions.ok()) return versions.status();
+  AssignIfSet(std::move(*versions), conf.cni_versions);
+
+  absl::StatusOr<std::optional<std::string>> name = GetString(doc, "name");
+  if (!name.ok()) return name.status();
+  AssignIfSet(std::move(*name), conf.name);
+
+  absl::StatusOr<std::optional<std::string>> type = GetString(doc, "type");
+  if (!type.ok()) return type.status();
+  AssignIfSet(std::move(*type), conf.type);
+  return absl::OkStatus();
+}
+
+absl::Status ParseDns(const Json& doc, NetConf& conf) {
+  absl::StatusOr<std::optional<Json>> dns = GetObject(doc, "dns");
+  if (!dns.ok()) return dns.status();
+  if (!dns->has_value()) return absl::OkStatus();
+  absl::StatusOr<Dns> parsed = Dns::FromJson(**dns);
+  if (!parsed.ok()) return Annotate(parsed.status(), "dns");
+  conf.dns = std::move(*parsed);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Dns> Dns::FromJson(const Json& j) {
+  if (!j.is_object()) {
+    return Error(ErrorCode::kDecodingFailure, "\"dns\" must be an object");
+  }
+  Dns dns;
+  absl::StatusOr<std::optional<std::vector<std::string>>> ns = GetStringList(j, "nameservers");
+  if (!ns.ok()) return ns.status();
+  AssignIfSet(std::move(*ns), dns.nameservers);
+  absl::StatusOr<std::optional<std::string>> domain = GetString(j, "domain");
+  if (!domain.ok()) return domain.status();
+  AssignIfSet(std::move(*domain), dns.domain);
+  absl::StatusOr<std::optional<std::vector<std::string>>> search = GetStringList(j, "search");
+  if (!search.ok()) return search.status();
+  AssignIfSet(std::move(*search), dns.search);
+  absl::StatusOr<std::optional<std::vector<std::string>>> options = GetStringList(j, "options");
+  if (!options.ok()) return options.status();
+  AssignIfSet(std::move(*options), dns.options);
+  return dns;
+}
+
+Json Dns::ToJson() const {
+  // Every field is `omitempty` upstream (pkg/types DNS).
+  Json j = Json::object();
+  if (!nameservers.empty()) j["nameservers"] = nameservers;
+  if (!domain.empty()) j["domain"] = domain;
+  if (!search.empty()) j["search"] = search;
+  if (!options.empty()) j["options"] = options;
+  return j;
+}
+
+absl::StatusOr<NetConf> NetConf::Parse(absl::string_view bytes) {
+  absl::StatusOr<Json> doc = ParseJson(bytes);
+  if (!doc.ok()) return Annotate(doc.status(), "decoding network configuration");
+  if (!doc->is_object()) {
+    return Error(ErrorCode::kDecodingFailure, "network configuration must be a JSON object");
+  }
+  NetConf conf;
+  for (absl::Status s : {ParseStrings(*doc, conf), ParseCapabilities(*doc, conf),
+                         ParseObjectKey(*doc, "runtimeConfig", conf.runtime_config),
+                         ParseObjectKey(*doc, "args", conf.args),
+                         ParseObjectKey(*doc, "prevResult", conf.prev_result),
+                         ParseIpam(*doc, conf), ParseDns(*doc, conf),
+                         ParseValidAttachments(*doc, conf)}) {
+    if (!s.ok()) return Annotate(s, "decoding network configuration");
+  }
+  conf.raw = std::move(*doc);
+  return conf;
+}
+
+}  // namespace cni
