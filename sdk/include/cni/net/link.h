@@ -1,0 +1,87 @@
+// Network links through an rtnetlink socket: look-up, veth pairs, and the usual
+// changes (up/down, MTU, MAC, name, master, alias, namespace, delete).
+//
+// Every call works in the namespace of the socket it is given. Errors name the
+// operation and the link (`setting MTU 9000 on "eth0": Invalid argument`) and
+// keep the kernel's errno as the canonical code (see KernelError in netlink.h):
+// absl::IsAlreadyExists on a create means "pick another name", absl::IsNotFound
+// on a look-up or delete means "no such link".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/net/ip.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+
+namespace cni::net {
+
+// What the kernel reports about a link.
+struct LinkInfo {
+  int index = 0;
+  std::string name;
+  std::string kind;        // IFLA_INFO_KIND: "veth", "bridge", ...; "" for lo / hardware
+  MacAddress mac;          // zero when the link has no 6-byte hardware address
+  int mtu = 0;
+  unsigned flags = 0;      // IFF_* (IFF_UP, IFF_LOWER_UP, ...)
+  int master = 0;          // ifindex of the master (bridge/bond/vrf), 0 if none
+  std::string alias;       // IFLA_IFALIAS
+  // IFLA_LINK: for a veth, the peer's ifindex. The peer may live in another
+  // namespace (then link_netnsid is set, relative to this link's namespace).
+  int link = 0;
+  std::optional<int> link_netnsid;
+
+  bool up() const;  // IFF_UP
+};
+
+// Look-ups. A missing link is absl::NotFound: `looking up link "eth0": No such device`.
+absl::StatusOr<LinkInfo> LinkByName(NetlinkSocket& sock, absl::string_view name);
+absl::StatusOr<LinkInfo> LinkByIndex(NetlinkSocket& sock, int index);
+absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock);
+// True if a link called `name` exists; errors other than "not found" propagate.
+absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name);
+
+// A veth pair. `name` is created in the socket's namespace; `peer_name` in
+// `peer_netns` when given (in the same request, via IFLA_NET_NS_FD, so the
+// peer never appears in the socket's namespace), else next to `name`.
+struct VethSpec {
+  std::string name;
+  std::string peer_name;
+  int mtu = 0;                          // 0: kernel default, for both ends
+  std::optional<MacAddress> mac;        // for `name`
+  std::optional<MacAddress> peer_mac;   // for `peer_name`
+  const Netns* peer_netns = nullptr;    // not owned; must outlive the call
+};
+// Creates the pair (both ends down). EEXIST (either name taken) is
+// absl::AlreadyExists: `creating veth "eth0" (peer "veth1a2b3c4d"): File exists`.
+absl::Status CreateVeth(NetlinkSocket& sock, const VethSpec& spec);
+// The RTM_NEWLINK request CreateVeth sends (for tests and tools; no I/O).
+absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec);
+
+// For a veth, the peer's ifindex (in the peer's namespace). Not a veth -> error.
+absl::StatusOr<int> VethPeerIndex(NetlinkSocket& sock, const LinkInfo& link);
+
+// Changes. `link` needs only index and name (the name is for messages).
+absl::Status SetLinkUp(NetlinkSocket& sock, const LinkInfo& link);
+absl::Status SetLinkDown(NetlinkSocket& sock, const LinkInfo& link);
+absl::Status SetLinkMtu(NetlinkSocket& sock, const LinkInfo& link, int mtu);
+absl::Status SetLinkMac(NetlinkSocket& sock, const LinkInfo& link, const MacAddress& mac);
+// Kernels before 6.9 refuse to rename a link that is up (EBUSY): bring it down
+// first where older kernels matter.
+absl::Status RenameLink(NetlinkSocket& sock, const LinkInfo& link, absl::string_view new_name);
+absl::Status SetLinkMaster(NetlinkSocket& sock, const LinkInfo& link, int master_index);
+absl::Status SetLinkNoMaster(NetlinkSocket& sock, const LinkInfo& link);
+absl::Status SetLinkAlias(NetlinkSocket& sock, const LinkInfo& link, absl::string_view alias);
+// Moves the link into `ns`; it disappears from the socket's namespace.
+absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns);
+// Deletes the link (for a veth, both ends go).
+absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
+// DEL helper: deletes the link called `name`; a missing link is success.
+absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name);
+
+}  // namespace cni::net

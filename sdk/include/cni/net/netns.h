@@ -1,0 +1,85 @@
+// Network namespaces: a handle that owns the namespace fd, and the one safe way
+// to do work inside a namespace.
+//
+// Rule (DESIGN.md, "Namespaces"): never setns() on a thread that outlives the
+// work. Netns::Run starts a fresh thread, enters the namespace there, runs the
+// function and lets the thread end, so a thread can never be left behind in the
+// wrong namespace and there is no "failed to switch back" state. Prefer to enter
+// only to open a netlink socket (see netlink.h) and drive that from anywhere.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace cni::net {
+
+class Netns {
+ public:
+  // Opens `path` (e.g. CNI_NETNS, "/run/netns/x", "/proc/123/ns/net") and checks
+  // that it is a network namespace. Errors name the path:
+  //   missing path            -> code 3 (unknown container), absl NotFound
+  //   not a network namespace -> code 4 (CNI_NETNS is wrong), InvalidArgument
+  //   any other open failure  -> code 5 (I/O failure)
+  static absl::StatusOr<Netns> Open(absl::string_view path);
+
+  // The namespace of the calling thread.
+  static absl::StatusOr<Netns> Current();
+
+  Netns(Netns&& other) noexcept { *this = std::move(other); }
+  Netns& operator=(Netns&& other) noexcept;
+  Netns(const Netns&) = delete;
+  Netns& operator=(const Netns&) = delete;
+  ~Netns();
+
+  // Another handle on the same namespace (dup of the fd).
+  absl::StatusOr<Netns> Dup() const;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  dev_t dev() const { return dev_; }
+  ino_t ino() const { return ino_; }
+
+  // Runs `fn` on a new thread that has entered this namespace, waits for it and
+  // returns its status. A failed setns is reported as an error (code 5) and `fn`
+  // is not called. Only the network namespace is entered; the thread shares the
+  // process's mounts, so /proc/sys/net opened there belongs to this namespace.
+  absl::Status Run(const std::function<absl::Status()>& fn) const;
+
+  // Run() for functions that return a value.
+  template <typename T>
+  absl::StatusOr<T> RunFor(const std::function<absl::StatusOr<T>()>& fn) const {
+    std::optional<absl::StatusOr<T>> out;
+    absl::Status st = Run([&]() -> absl::Status {
+      out.emplace(fn());
+      return absl::OkStatus();
+    });
+    if (!st.ok()) return st;
+    return std::move(*out);
+  }
+
+  // True when both handles refer to the same namespace (device and inode).
+  static bool Same(const Netns& a, const Netns& b) {
+    return a.dev_ == b.dev_ && a.ino_ == b.ino_;
+  }
+
+ private:
+  Netns(int fd, std::string path, dev_t dev, ino_t ino)
+      : fd_(fd), path_(std::move(path)), dev_(dev), ino_(ino) {}
+  // Takes ownership of `fd` and validates it; closes it on failure.
+  static absl::StatusOr<Netns> FromFd(int fd, std::string path);
+
+  int fd_ = -1;
+  std::string path_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+};
+
+}  // namespace cni::net

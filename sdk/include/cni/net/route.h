@@ -1,0 +1,71 @@
+// Routes through an rtnetlink socket: add, replace, delete, list.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/net/ip.h"
+#include "cni/net/netlink.h"
+
+namespace cni::net {
+
+// One path of a multipath (ECMP) route.
+struct Nexthop {
+  std::optional<IpAddress> gw;
+  int ifindex = 0;
+  int weight = 1;  // 1..256 (sent as rtnh_hops = weight - 1)
+  friend bool operator==(const Nexthop&, const Nexthop&) = default;
+};
+
+// A route. Unset optional fields are left to the kernel (add) or match
+// anything (delete).
+struct RouteSpec {
+  IpPrefix dst;                      // 0.0.0.0/0 or ::/0 for a default route
+  std::optional<IpAddress> gw;       // single-path gateway
+  int ifindex = 0;                   // single-path output device (0: none)
+  std::vector<Nexthop> multipath;    // when non-empty, replaces gw/ifindex
+  // RT_SCOPE_*. On add, unset means: link scope when no path has a gateway
+  // (what `ip route` does), else universe.
+  std::optional<int> scope;
+  int table = 0;                     // 0: main table (254)
+  std::optional<uint32_t> priority;  // metric
+  std::optional<IpAddress> src;      // preferred source (RTA_PREFSRC)
+  std::optional<int> mtu;            // RTAX_MTU
+  std::optional<int> advmss;         // RTAX_ADVMSS
+  // RTPROT_*. On add, unset means RTPROT_BOOT, as upstream's netlink library
+  // sends. On delete, unset matches any protocol (so a "proto kernel" subnet
+  // route can be removed).
+  std::optional<int> protocol;
+  int type = 0;                      // RTN_*; 0: unicast
+
+  std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 254 metric 100"
+  friend bool operator==(const RouteSpec&, const RouteSpec&) = default;
+};
+
+// Adds a route; an identical one already present is absl::AlreadyExists.
+absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route);
+// Adds or replaces the route with the same destination/table/metric.
+absl::Status ReplaceRoute(NetlinkSocket& sock, const RouteSpec& route);
+// Deletes a route; a missing one is absl::NotFound ("No such process", ESRCH).
+absl::Status DeleteRoute(NetlinkSocket& sock, const RouteSpec& route);
+
+// The RTM_NEWROUTE / RTM_DELROUTE request the calls above send (for tests and
+// tools; no I/O).
+enum class RouteOp { kAdd, kReplace, kDelete };
+absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op);
+
+struct RouteFilter {
+  std::optional<Family> family;
+  std::optional<int> table = 254;  // default: main; nullopt: every table
+  int ifindex = 0;                 // 0: any; else routes with a path through it
+};
+// Unicast-or-other routes as the kernel reports them (protocol, scope, table
+// filled in). Cached IPv6 clones are not included.
+absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock,
+                                                  const RouteFilter& filter = {});
+
+}  // namespace cni::net

@@ -1,0 +1,227 @@
+#include "cni/net/link.h"
+
+#include <linux/if.h>
+#include <linux/netlink.h>
+#include <netlink/cache.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+#include "nl_convert.h"
+
+namespace cni::net {
+namespace {
+
+using internal::MacFromNlAddr;
+using internal::ToNlAddr;
+
+std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
+
+LinkInfo InfoOf(rtnl_link* l) {
+  LinkInfo info;
+  info.index = rtnl_link_get_ifindex(l);
+  if (const char* name = rtnl_link_get_name(l)) info.name = name;
+  if (const char* kind = rtnl_link_get_type(l)) info.kind = kind;
+  if (std::optional<MacAddress> mac = MacFromNlAddr(rtnl_link_get_addr(l))) info.mac = *mac;
+  info.mtu = static_cast<int>(rtnl_link_get_mtu(l));
+  info.flags = rtnl_link_get_flags(l);
+  info.master = rtnl_link_get_master(l);
+  if (const char* alias = rtnl_link_get_ifalias(l)) info.alias = alias;
+  info.link = rtnl_link_get_link(l);
+  int32_t nsid = 0;
+  if (rtnl_link_get_link_netnsid(l, &nsid) == 0) info.link_netnsid = nsid;
+  return info;
+}
+
+absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* name,
+                                 absl::string_view what) {
+  rtnl_link* raw = nullptr;
+  int rc = rtnl_link_get_kernel(sock.get(), index, name, &raw);
+  RtnlLinkPtr link(raw);
+  if (rc < 0) return NlError(rc, what);
+  return InfoOf(link.get());
+}
+
+// Sends RTM_NEWLINK for the existing link `target` with the attributes set in
+// `changes` (and nothing else).
+absl::Status Change(NetlinkSocket& sock, const LinkInfo& target, rtnl_link* changes,
+                    absl::string_view what) {
+  RtnlLinkPtr orig(rtnl_link_alloc());
+  if (!orig) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  // Only the index identifies the link; leaving orig's name unset means a name
+  // in `changes` is sent as a rename.
+  rtnl_link_set_ifindex(orig.get(), target.index);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_change_request(orig.get(), changes, 0, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+// Allocates an empty change set; runs `fill` on it; sends it.
+template <typename Fill>
+absl::Status ChangeWith(NetlinkSocket& sock, const LinkInfo& target, absl::string_view what,
+                        Fill fill) {
+  RtnlLinkPtr changes(rtnl_link_alloc());
+  if (!changes) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  fill(changes.get());
+  return Change(sock, target, changes.get(), what);
+}
+
+std::string VethWhat(const VethSpec& spec) {
+  return absl::StrCat("creating veth ", Quoted(spec.name), " (peer ", Quoted(spec.peer_name), ")");
+}
+
+}  // namespace
+
+bool LinkInfo::up() const { return (flags & IFF_UP) != 0; }
+
+absl::StatusOr<LinkInfo> LinkByName(NetlinkSocket& sock, absl::string_view name) {
+  std::string n(name);
+  return GetLink(sock, 0, n.c_str(), absl::StrCat("looking up link ", Quoted(name)));
+}
+
+absl::StatusOr<LinkInfo> LinkByIndex(NetlinkSocket& sock, int index) {
+  return GetLink(sock, index, nullptr, absl::StrCat("looking up link #", index));
+}
+
+absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name) {
+  absl::StatusOr<LinkInfo> link = LinkByName(sock, name);
+  if (link.ok()) return true;
+  if (absl::IsNotFound(link.status())) return false;
+  return link.status();
+}
+
+absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock) {
+  absl::StatusOr<NlCachePtr> cache = sock.Dump(
+      [](nl_sock* sk, nl_cache** out) { return rtnl_link_alloc_cache(sk, AF_UNSPEC, out); },
+      "listing links");
+  if (!cache.ok()) return cache.status();
+  std::vector<LinkInfo> out;
+  for (nl_object* o = nl_cache_get_first(cache->get()); o != nullptr; o = nl_cache_get_next(o)) {
+    out.push_back(InfoOf(reinterpret_cast<rtnl_link*>(o)));
+  }
+  return out;
+}
+
+absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
+  std::string what = VethWhat(spec);
+  RtnlLinkPtr link(rtnl_link_veth_alloc());
+  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  RtnlLinkPtr peer(rtnl_link_veth_get_peer(link.get()));  // a reference into `link`
+  rtnl_link_set_name(link.get(), spec.name.c_str());
+  rtnl_link_set_name(peer.get(), spec.peer_name.c_str());
+  if (spec.mtu > 0) {
+    rtnl_link_set_mtu(link.get(), static_cast<unsigned>(spec.mtu));
+    rtnl_link_set_mtu(peer.get(), static_cast<unsigned>(spec.mtu));
+  }
+  // libnl takes its own reference on addresses, so these may go at scope end.
+  if (spec.mac) rtnl_link_set_addr(link.get(), ToNlAddr(*spec.mac).get());
+  if (spec.peer_mac) rtnl_link_set_addr(peer.get(), ToNlAddr(*spec.peer_mac).get());
+  // The peer is born in its namespace: it never shows up (or collides) here.
+  if (spec.peer_netns != nullptr) rtnl_link_set_ns_fd(peer.get(), spec.peer_netns->fd());
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return msg;
+}
+
+absl::Status CreateVeth(NetlinkSocket& sock, const VethSpec& spec) {
+  absl::StatusOr<NlMsgPtr> msg = BuildVethRequest(spec);
+  if (!msg.ok()) return msg.status();
+  return sock.Transact(msg->get(), VethWhat(spec));
+}
+
+absl::StatusOr<int> VethPeerIndex(NetlinkSocket& sock, const LinkInfo& link) {
+  absl::StatusOr<LinkInfo> fresh = LinkByIndex(sock, link.index);
+  if (!fresh.ok()) return fresh.status();
+  if (fresh->kind != "veth") {
+    return Error(ErrorCode::kInternal, absl::StrCat("finding the peer of ", Quoted(link.name),
+                                                    ": not a veth (kind \"", fresh->kind, "\")"));
+  }
+  // IFLA_LINK carries the peer's ifindex, in whichever namespace the peer is.
+  return fresh->link;
+}
+
+absl::Status SetLinkUp(NetlinkSocket& sock, const LinkInfo& link) {
+  return ChangeWith(sock, link, absl::StrCat("setting link ", Quoted(link.name), " up"),
+                    [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
+}
+
+absl::Status SetLinkDown(NetlinkSocket& sock, const LinkInfo& link) {
+  return ChangeWith(sock, link, absl::StrCat("setting link ", Quoted(link.name), " down"),
+                    [](rtnl_link* c) { rtnl_link_unset_flags(c, IFF_UP); });
+}
+
+absl::Status SetLinkMtu(NetlinkSocket& sock, const LinkInfo& link, int mtu) {
+  return ChangeWith(sock, link, absl::StrCat("setting MTU ", mtu, " on ", Quoted(link.name)),
+                    [mtu](rtnl_link* c) { rtnl_link_set_mtu(c, static_cast<unsigned>(mtu)); });
+}
+
+absl::Status SetLinkMac(NetlinkSocket& sock, const LinkInfo& link, const MacAddress& mac) {
+  NlAddrPtr addr = ToNlAddr(mac);
+  return ChangeWith(sock, link,
+                    absl::StrCat("setting MAC ", mac.ToString(), " on ", Quoted(link.name)),
+                    [&addr](rtnl_link* c) { rtnl_link_set_addr(c, addr.get()); });
+}
+
+absl::Status RenameLink(NetlinkSocket& sock, const LinkInfo& link, absl::string_view new_name) {
+  std::string name(new_name);
+  return ChangeWith(sock, link,
+                    absl::StrCat("renaming link ", Quoted(link.name), " to ", Quoted(name)),
+                    [&name](rtnl_link* c) { rtnl_link_set_name(c, name.c_str()); });
+}
+
+absl::Status SetLinkMaster(NetlinkSocket& sock, const LinkInfo& link, int master_index) {
+  return ChangeWith(sock, link,
+                    absl::StrCat("setting master #", master_index, " on ", Quoted(link.name)),
+                    [master_index](rtnl_link* c) { rtnl_link_set_master(c, master_index); });
+}
+
+absl::Status SetLinkNoMaster(NetlinkSocket& sock, const LinkInfo& link) {
+  // IFLA_MASTER = 0 detaches the link from its master.
+  return ChangeWith(sock, link, absl::StrCat("releasing ", Quoted(link.name), " from its master"),
+                    [](rtnl_link* c) { rtnl_link_set_master(c, 0); });
+}
+
+absl::Status SetLinkAlias(NetlinkSocket& sock, const LinkInfo& link, absl::string_view alias) {
+  std::string a(alias);
+  // An empty alias clears it.
+  return ChangeWith(sock, link, absl::StrCat("setting alias on ", Quoted(link.name)),
+                    [&a](rtnl_link* c) { rtnl_link_set_ifalias(c, a.c_str()); });
+}
+
+absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns) {
+  int fd = ns.fd();
+  return ChangeWith(sock, link,
+                    absl::StrCat("moving link ", Quoted(link.name), " to netns ", Quoted(ns.path())),
+                    [fd](rtnl_link* c) { rtnl_link_set_ns_fd(c, fd); });
+}
+
+absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link) {
+  std::string what = absl::StrCat("deleting link ", Quoted(link.name));
+  RtnlLinkPtr l(rtnl_link_alloc());
+  if (!l) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtnl_link_set_ifindex(l.get(), link.index);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_delete_request(l.get(), &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name) {
+  absl::StatusOr<LinkInfo> link = LinkByName(sock, name);
+  if (absl::IsNotFound(link.status())) return absl::OkStatus();
+  if (!link.ok()) return link.status();
+  absl::Status st = DeleteLink(sock, *link);
+  // Someone else (the peer's namespace going away) may have deleted it first.
+  if (absl::IsNotFound(st)) return absl::OkStatus();
+  return st;
+}
+
+}  // namespace cni::net

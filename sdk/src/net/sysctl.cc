@@ -1,0 +1,101 @@
+#include "cni/net/sysctl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "cni/error.h"
+
+namespace cni::net {
+namespace {
+
+// Turns `key` into a /proc/sys path, refusing anything outside net/.
+absl::StatusOr<std::string> PathOf(absl::string_view key) {
+  std::string k(key);
+  if (k.find('/') == std::string::npos) k = absl::StrReplaceAll(k, {{".", "/"}});
+  bool ok = absl::StartsWith(k, "net/");
+  for (absl::string_view part : absl::StrSplit(k, '/')) {
+    if (part.empty() || part == "." || part == "..") ok = false;
+  }
+  if (!ok) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 absl::StrCat("invalid sysctl \"", key, "\": must be a key under net/"));
+  }
+  return absl::StrCat("/proc/sys/", k);
+}
+
+absl::Status IoError(absl::string_view op, absl::string_view key, int err) {
+  std::string msg = absl::StrCat(op, " sysctl ", key, ": ", std::strerror(err));
+  // A missing key usually means a missing interface (or IPv6 disabled).
+  if (err == ENOENT) return WithCode(absl::NotFoundError(msg), ErrorCode::kIoFailure);
+  return Error(ErrorCode::kIoFailure, msg);
+}
+
+absl::StatusOr<std::string> ReadPath(const std::string& path, absl::string_view key) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("reading", key, errno);
+  std::string out;
+  char buf[256];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return IoError("reading", key, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return std::string(absl::StripAsciiWhitespace(out));
+}
+
+absl::Status WritePath(const std::string& path, absl::string_view key, absl::string_view value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("writing", key, errno);
+  // A sysctl takes the value in a single write.
+  ssize_t n;
+  do {
+    n = write(fd, value.data(), value.size());
+  } while (n < 0 && errno == EINTR);
+  int err = errno;
+  close(fd);
+  if (n < 0) return IoError("writing", key, err);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadSysctlHere(absl::string_view key) {
+  absl::StatusOr<std::string> path = PathOf(key);
+  if (!path.ok()) return path.status();
+  return ReadPath(*path, key);
+}
+
+absl::Status WriteSysctlHere(absl::string_view key, absl::string_view value) {
+  absl::StatusOr<std::string> path = PathOf(key);
+  if (!path.ok()) return path.status();
+  return WritePath(*path, key, value);
+}
+
+absl::StatusOr<std::string> ReadSysctl(const Netns& ns, absl::string_view key) {
+  absl::StatusOr<std::string> path = PathOf(key);
+  if (!path.ok()) return path.status();
+  return ns.RunFor<std::string>([&] { return ReadPath(*path, key); });
+}
+
+absl::Status WriteSysctl(const Netns& ns, absl::string_view key, absl::string_view value) {
+  absl::StatusOr<std::string> path = PathOf(key);
+  if (!path.ok()) return path.status();
+  return ns.Run([&] { return WritePath(*path, key, value); });
+}
+
+}  // namespace cni::net

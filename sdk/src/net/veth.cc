@@ -1,0 +1,91 @@
+#include "cni/net/veth.h"
+
+#include <sys/random.h>
+
+#include <cstdint>
+#include <random>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+
+namespace cni::net {
+namespace {
+
+// Host names are random; a collision (another ADD racing us, or a leftover)
+// just means trying again. Ten tries make a repeat collision vanishingly rare.
+constexpr int kNameAttempts = 10;
+
+uint32_t Random32() {
+  uint32_t v = 0;
+  if (getrandom(&v, sizeof(v), 0) == static_cast<ssize_t>(sizeof(v))) return v;
+  std::random_device rd;  // getrandom unavailable (very old kernel)
+  return rd();
+}
+
+}  // namespace
+
+std::string RandomVethName() { return absl::StrFormat("veth%08x", Random32()); }
+
+absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifname, int mtu,
+                                   const std::optional<MacAddress>& mac, const Netns& host) {
+  absl::StatusOr<NetlinkSocket> csock = NetlinkSocket::OpenIn(container);
+  if (!csock.ok()) return csock.status();
+  absl::StatusOr<NetlinkSocket> hsock = NetlinkSocket::OpenIn(host);
+  if (!hsock.ok()) return hsock.status();
+
+  auto ifname_taken = [&]() -> absl::Status {
+    absl::StatusOr<bool> exists = LinkExists(*csock, ifname);
+    if (!exists.ok()) return exists.status();
+    if (*exists) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("container veth name \"", ifname, "\" already exists"));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status st = ifname_taken(); !st.ok()) return st;
+
+  std::string host_name;
+  absl::Status created;
+  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    host_name = RandomVethName();
+    VethSpec spec;
+    spec.name = std::string(ifname);
+    spec.peer_name = host_name;
+    spec.mtu = mtu;
+    spec.mac = mac;
+    spec.peer_netns = &host;
+    created = CreateVeth(*csock, spec);
+    if (!absl::IsAlreadyExists(created)) break;
+    // EEXIST does not say which name was taken: if it was ifname (a racing
+    // ADD), a new host name will not help.
+    if (absl::Status st = ifname_taken(); !st.ok()) return st;
+  }
+  if (!created.ok()) return created;
+
+  // From here on a failure must not leave the pair behind; deleting the
+  // container end takes the host end with it.
+  absl::Cleanup undo = [&] { (void)DeleteLinkByNameIfExists(*csock, ifname); };
+
+  absl::StatusOr<LinkInfo> cont = LinkByName(*csock, ifname);
+  if (!cont.ok()) return cont.status();
+  if (absl::Status st = SetLinkUp(*csock, *cont); !st.ok()) return st;
+  absl::StatusOr<LinkInfo> hostl = LinkByName(*hsock, host_name);
+  if (!hostl.ok()) return hostl.status();
+  if (absl::Status st = SetLinkUp(*hsock, *hostl); !st.ok()) return st;
+
+  std::move(undo).Cancel();
+  VethPair pair;
+  pair.host.name = hostl->name;
+  pair.host.mac = hostl->mac.ToString();
+  pair.host_index = hostl->index;
+  pair.container.name = cont->name;
+  pair.container.mac = cont->mac.ToString();
+  pair.container.sandbox = container.path();
+  pair.container_index = cont->index;
+  return pair;
+}
+
+}  // namespace cni::net

@@ -1,0 +1,568 @@
+// Real-kernel tests of the SDK's namespace + netlink layer (sdk/include/cni/net).
+// Every test case starts with a NetnsFixture: all kernel work happens in a
+// private host namespace and container namespaces created inside it.
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "cni/error.h"
+#include "cni/net/addr.h"
+#include "cni/net/ipam_apply.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+#include "cni/net/route.h"
+#include "cni/net/sysctl.h"
+#include "cni/net/veth.h"
+#include "support/netns_fixture.h"
+
+namespace {
+
+using namespace cni::net;  // NOLINT: test brevity
+using cni::test::NetnsFixture;
+
+template <typename T>
+T Must(absl::StatusOr<T> v) {
+  INFO(v.status().ToString());
+  REQUIRE(v.ok());
+  return std::move(*v);
+}
+
+void MustOk(const absl::Status& st) {
+  INFO(st.ToString());
+  REQUIRE(st.ok());
+}
+
+IpPrefix P(const char* text) { return Must(IpPrefix::Parse(text)); }
+IpAddress A(const char* text) { return Must(IpAddress::Parse(text)); }
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool HasAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& p) {
+  for (const AddressInfo& a : Must(ListAddresses(sock, ifindex))) {
+    if (a.prefix == p) return true;
+  }
+  return false;
+}
+
+std::optional<RouteSpec> FindRoute(NetlinkSocket& sock, const IpPrefix& dst, int table = 254) {
+  RouteFilter f;
+  f.table = table;
+  for (const RouteSpec& r : Must(ListRoutes(sock, f))) {
+    if (r.dst == dst) return r;
+  }
+  return std::nullopt;
+}
+
+// A veth pair "ve-host" (host namespace) <-> "ve-ctr" (in `ctr`).
+struct Pair {
+  NetlinkSocket host;
+  NetlinkSocket ctr;
+  LinkInfo host_link;
+  LinkInfo ctr_link;
+};
+
+Pair MakePair(const Netns& ctr_ns) {
+  NetlinkSocket host = Must(NetlinkSocket::Open());
+  NetlinkSocket ctr = Must(NetlinkSocket::OpenIn(ctr_ns));
+  VethSpec spec;
+  spec.name = "ve-host";
+  spec.peer_name = "ve-ctr";
+  spec.peer_netns = &ctr_ns;
+  MustOk(CreateVeth(host, spec));
+  LinkInfo h = Must(LinkByName(host, "ve-host"));
+  LinkInfo c = Must(LinkByName(ctr, "ve-ctr"));
+  return Pair{std::move(host), std::move(ctr), h, c};
+}
+
+}  // namespace
+
+TEST_CASE("fixture gives a private host namespace and cleans up", "[netns]") {
+  struct stat before {};
+  REQUIRE(stat("/proc/thread-self/ns/net", &before) == 0);
+  std::string path;
+  {
+    NetnsFixture fx;
+    struct stat mine {};
+    REQUIRE(stat("/proc/thread-self/ns/net", &mine) == 0);
+    CHECK(mine.st_ino != before.st_ino);
+    CHECK(fx.Links() == std::vector<std::string>{"lo"});
+    path = fx.AddNetns("fixture-check");
+    CHECK(path == "/run/netns/fixture-check");
+    CHECK(fx.Links(path) == std::vector<std::string>{"lo"});
+    cni::test::RunResult r = fx.Exec(path, {"ip", "-o", "link", "show"});
+    CHECK(r.exit_code == 0);
+    CHECK(absl::StrContains(r.out, "lo:"));
+    CHECK(fx.Leftovers() == std::vector<std::string>{"netns /run/netns/fixture-check"});
+  }
+  // The destructor unpinned it.
+  struct stat gone {};
+  CHECK(stat(path.c_str(), &gone) != 0);
+}
+
+TEST_CASE("Netns::Open checks that the path is a network namespace", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns();
+
+  Netns ns = Must(Netns::Open(path));
+  Netns again = Must(Netns::Open(path));
+  Netns here = Must(Netns::Current());
+  CHECK(Netns::Same(ns, again));
+  CHECK_FALSE(Netns::Same(ns, here));
+  CHECK(ns.path() == path);
+
+  // Run happens inside the namespace, on another thread; we stay where we are.
+  bool same_inside = false;
+  MustOk(ns.Run([&] {
+    same_inside = Netns::Same(*Netns::Current(), ns);
+    return absl::OkStatus();
+  }));
+  CHECK(same_inside);
+  CHECK(Netns::Same(Must(Netns::Current()), here));
+  // Errors from the function come back.
+  absl::Status inner = ns.Run([] { return absl::InternalError("boom"); });
+  CHECK(inner.message() == "boom");
+
+  SECTION("a regular file") {
+    cni::test::TempDir dir;
+    std::string file = dir.str() + "/plain";
+    std::ofstream(file) << "x";
+    absl::StatusOr<Netns> bad = Netns::Open(file);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(absl::StrContains(bad.status().message(), "not a network namespace"));
+    CHECK(absl::StrContains(bad.status().message(), file));
+    CHECK(cni::CodeOf(bad.status()) == 4);
+  }
+  SECTION("a namespace of another kind") {
+    absl::StatusOr<Netns> bad = Netns::Open("/proc/self/ns/uts");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(absl::StrContains(bad.status().message(), "not a network namespace"));
+  }
+  SECTION("a missing path") {
+    absl::StatusOr<Netns> bad = Netns::Open("/run/netns/does-not-exist");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(absl::IsNotFound(bad.status()));
+    CHECK(cni::CodeOf(bad.status()) == 3);
+    CHECK(absl::StrContains(bad.status().message(), "/run/netns/does-not-exist"));
+  }
+}
+
+TEST_CASE("veth pair with the peer created directly in a container namespace", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns("ctr");
+  Netns ctr_ns = Must(Netns::Open(path));
+  Pair p = MakePair(ctr_ns);
+
+  CHECK(fx.Links() == std::vector<std::string>{"lo", "ve-host"});
+  CHECK(fx.Links(path) == std::vector<std::string>{"lo", "ve-ctr"});
+  CHECK(p.host_link.kind == "veth");
+  CHECK(p.ctr_link.kind == "veth");
+  // Each end knows its peer's ifindex (in the other namespace).
+  CHECK(Must(VethPeerIndex(p.host, p.host_link)) == p.ctr_link.index);
+  CHECK(Must(VethPeerIndex(p.ctr, p.ctr_link)) == p.host_link.index);
+  CHECK(p.host_link.link_netnsid.has_value());
+
+  SECTION("a taken name is AlreadyExists, with the kernel's words") {
+    VethSpec spec;
+    spec.name = "ve-host";
+    spec.peer_name = "ve-other";
+    spec.peer_netns = &ctr_ns;
+    absl::Status st = CreateVeth(p.host, spec);
+    CHECK(absl::IsAlreadyExists(st));
+    CHECK(st.message() == "creating veth \"ve-host\" (peer \"ve-other\"): File exists");
+  }
+  SECTION("deleting one end removes both") {
+    MustOk(DeleteLink(p.host, p.host_link));
+    CHECK(fx.Links() == std::vector<std::string>{"lo"});
+    CHECK(fx.Links(path) == std::vector<std::string>{"lo"});
+    MustOk(DeleteLinkByNameIfExists(p.host, "ve-host"));  // already gone: fine
+    absl::StatusOr<LinkInfo> missing = LinkByName(p.host, "ve-host");
+    CHECK(absl::IsNotFound(missing.status()));
+    CHECK(missing.status().message() == "looking up link \"ve-host\": No such device");
+  }
+  SECTION("peer MACs and MTU are set at creation") {
+    NetlinkSocket host = Must(NetlinkSocket::Open());
+    VethSpec spec;
+    spec.name = "vm-a";
+    spec.peer_name = "vm-b";
+    spec.mtu = 1400;
+    spec.mac = Must(MacAddress::Parse("02:00:00:00:00:0a"));
+    spec.peer_mac = Must(MacAddress::Parse("02:00:00:00:00:0b"));
+    MustOk(CreateVeth(host, spec));  // both ends here
+    LinkInfo a = Must(LinkByName(host, "vm-a"));
+    LinkInfo b = Must(LinkByName(host, "vm-b"));
+    CHECK(a.mtu == 1400);
+    CHECK(b.mtu == 1400);
+    CHECK(a.mac.ToString() == "02:00:00:00:00:0a");
+    CHECK(b.mac.ToString() == "02:00:00:00:00:0b");
+    MustOk(DeleteLink(host, a));
+  }
+  MustOk(DeleteLinkByNameIfExists(p.host, "ve-host"));
+  CHECK(fx.Links() == std::vector<std::string>{"lo"});
+}
+
+TEST_CASE("link changes: up/down, MTU, MAC, rename, alias, master", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  NetlinkSocket& s = p.ctr;
+  LinkInfo l = p.ctr_link;
+
+  MustOk(SetLinkMtu(s, l, 1280));
+  MustOk(SetLinkMac(s, l, Must(MacAddress::Parse("0a:58:0a:00:00:05"))));
+  MustOk(SetLinkAlias(s, l, "orig-name"));
+  LinkInfo now = Must(LinkByIndex(s, l.index));
+  CHECK(now.mtu == 1280);
+  CHECK(now.mac.ToString() == "0a:58:0a:00:00:05");
+  CHECK(now.alias == "orig-name");
+
+  absl::Status bad_mtu = SetLinkMtu(s, l, 10);
+  CHECK_FALSE(bad_mtu.ok());
+  CHECK(absl::StartsWith(bad_mtu.message(), "setting MTU 10 on \"ve-ctr\": Invalid argument"));
+
+  MustOk(RenameLink(s, l, "eth0"));
+  CHECK(Must(LinkByName(s, "eth0")).index == l.index);
+  l.name = "eth0";
+  absl::Status taken = RenameLink(s, l, "lo");
+  CHECK(absl::IsAlreadyExists(taken));
+  CHECK(taken.message() == "renaming link \"eth0\" to \"lo\": File exists");
+  MustOk(SetLinkUp(s, l));
+  CHECK(Must(LinkByIndex(s, l.index)).up());
+  MustOk(SetLinkDown(s, l));
+  CHECK_FALSE(Must(LinkByIndex(s, l.index)).up());
+
+  // Master / nomaster, with a bridge made by iproute2 (not by the code under test).
+  REQUIRE(fx.Exec("", {"ip", "link", "add", "br-test", "type", "bridge"}).exit_code == 0);
+  LinkInfo br = Must(LinkByName(p.host, "br-test"));
+  CHECK(br.kind == "bridge");
+  MustOk(SetLinkMaster(p.host, p.host_link, br.index));
+  CHECK(Must(LinkByIndex(p.host, p.host_link.index)).master == br.index);
+  MustOk(SetLinkNoMaster(p.host, p.host_link));
+  CHECK(Must(LinkByIndex(p.host, p.host_link.index)).master == 0);
+
+  // Bridges cannot change namespace; the kernel says so through extack.
+  absl::Status immovable = MoveLinkToNetns(p.host, br, ctr_ns);
+  CHECK_FALSE(immovable.ok());
+  CHECK(absl::StrContains(immovable.message(), "moving link \"br-test\" to netns"));
+  MustOk(DeleteLink(p.host, br));
+
+  // Moving a link (one end of a second pair) to another namespace.
+  VethSpec both_here;
+  both_here.name = "mv-a";
+  both_here.peer_name = "mv-b";
+  MustOk(CreateVeth(p.host, both_here));
+  MustOk(MoveLinkToNetns(p.host, Must(LinkByName(p.host, "mv-b")), ctr_ns));
+  CHECK(Contains(fx.Links(ctr_ns.path()), "mv-b"));
+  CHECK_FALSE(Contains(fx.Links(), "mv-b"));
+  MustOk(DeleteLinkByNameIfExists(p.host, "mv-a"));
+
+  bool found_ctr = false;
+  for (const LinkInfo& li : Must(ListLinks(s))) found_ctr = found_ctr || li.name == "eth0";
+  CHECK(found_ctr);
+  MustOk(DeleteLink(p.host, p.host_link));
+  CHECK(fx.Links() == std::vector<std::string>{"lo"});
+}
+
+TEST_CASE("addresses: add, list, delete, IPv4 and IPv6", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  NetlinkSocket& s = p.ctr;
+  int idx = p.ctr_link.index;
+
+  MustOk(AddAddress(s, idx, P("10.1.2.3/24")));
+  AddressOptions nodad;
+  nodad.flags = IFA_F_NODAD;
+  MustOk(AddAddress(s, idx, P("fd00:1::3/64"), nodad));
+
+  CHECK(HasAddress(s, idx, P("10.1.2.3/24")));
+  CHECK(HasAddress(s, idx, P("fd00:1::3/64")));
+  auto v6 = Must(ListAddresses(s, idx, Family::kV6));
+  REQUIRE(v6.size() >= 1);
+  for (const AddressInfo& a : v6) {
+    if (a.prefix == P("fd00:1::3/64")) CHECK((a.flags & IFA_F_NODAD) != 0);
+  }
+  // Broadcast was filled in like upstream's netlink library does.
+  cni::test::RunResult show = fx.Exec(ctr_ns.path(), {"ip", "-4", "addr", "show", "dev", "ve-ctr"});
+  CHECK(absl::StrContains(show.out, "brd 10.1.2.255"));
+
+  absl::Status dup = AddAddress(s, idx, P("10.1.2.3/24"));
+  CHECK(absl::IsAlreadyExists(dup));
+  CHECK(absl::StrContains(dup.message(), "adding address 10.1.2.3/24"));
+
+  MustOk(DeleteAddress(s, idx, P("10.1.2.3/24")));
+  CHECK_FALSE(HasAddress(s, idx, P("10.1.2.3/24")));
+  CHECK(absl::IsNotFound(DeleteAddress(s, idx, P("10.1.2.3/24"))));
+  MustOk(DeleteAddress(s, idx, P("fd00:1::3/64")));
+  CHECK(Must(ListAddresses(s, idx, Family::kV6)).size() < v6.size());
+}
+
+TEST_CASE("routes: add, replace, delete, list, tables, multipath", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  NetlinkSocket& s = p.ctr;
+  int idx = p.ctr_link.index;
+  MustOk(SetLinkUp(s, p.ctr_link));
+  MustOk(AddAddress(s, idx, P("10.1.0.2/24")));
+
+  // The kernel's own subnet route ("proto kernel") can be deleted without
+  // naming its protocol, and replaced by a host route + subnet via gw (ptp).
+  REQUIRE(FindRoute(s, P("10.1.0.0/24")).has_value());
+  CHECK(FindRoute(s, P("10.1.0.0/24"))->protocol == RTPROT_KERNEL);
+  RouteSpec subnet;
+  subnet.dst = P("10.1.0.0/24");
+  subnet.ifindex = idx;
+  MustOk(DeleteRoute(s, subnet));
+  CHECK_FALSE(FindRoute(s, P("10.1.0.0/24")).has_value());
+
+  RouteSpec gw_host;
+  gw_host.dst = P("10.1.0.1/32");
+  gw_host.ifindex = idx;
+  gw_host.scope = RT_SCOPE_LINK;
+  MustOk(AddRoute(s, gw_host));
+  RouteSpec via;
+  via.dst = P("10.1.0.0/24");
+  via.gw = A("10.1.0.1");
+  via.ifindex = idx;
+  via.src = A("10.1.0.2");
+  MustOk(AddRoute(s, via));
+  auto got = FindRoute(s, P("10.1.0.0/24"));
+  REQUIRE(got.has_value());
+  CHECK(got->gw == A("10.1.0.1"));
+  CHECK(got->ifindex == idx);
+  CHECK(got->src == A("10.1.0.2"));
+  CHECK(got->protocol == RTPROT_BOOT);
+  CHECK(got->scope == RT_SCOPE_UNIVERSE);
+  CHECK(FindRoute(s, P("10.1.0.1/32"))->scope == RT_SCOPE_LINK);
+
+  absl::Status dup = AddRoute(s, via);
+  CHECK(absl::IsAlreadyExists(dup));
+  CHECK(absl::StartsWith(dup.message(), "adding route 10.1.0.0/24 via 10.1.0.1"));
+
+  // Default route, metric, then replace it with another metric-equal route.
+  RouteSpec def;
+  def.dst = P("0.0.0.0/0");
+  def.gw = A("10.1.0.1");
+  def.ifindex = idx;
+  def.priority = 100;
+  def.mtu = 1300;
+  MustOk(AddRoute(s, def));
+  got = FindRoute(s, P("0.0.0.0/0"));
+  REQUIRE(got.has_value());
+  CHECK(got->priority == 100u);
+  CHECK(got->mtu == 1300);
+  def.gw = A("10.1.0.254");
+  def.mtu.reset();
+  RouteSpec gw2_host = gw_host;
+  gw2_host.dst = P("10.1.0.254/32");
+  MustOk(AddRoute(s, gw2_host));
+  MustOk(ReplaceRoute(s, def));
+  got = FindRoute(s, P("0.0.0.0/0"));
+  REQUIRE(got.has_value());
+  CHECK(got->gw == A("10.1.0.254"));
+
+  // Another table.
+  RouteSpec tabled;
+  tabled.dst = P("192.168.50.0/24");
+  tabled.gw = A("10.1.0.1");
+  tabled.ifindex = idx;
+  tabled.table = 100;
+  MustOk(AddRoute(s, tabled));
+  CHECK_FALSE(FindRoute(s, tabled.dst).has_value());
+  CHECK(FindRoute(s, tabled.dst, 100).has_value());
+  MustOk(DeleteRoute(s, tabled));
+  CHECK_FALSE(FindRoute(s, tabled.dst, 100).has_value());
+
+  // Multipath.
+  RouteSpec ecmp;
+  ecmp.dst = P("172.16.0.0/16");
+  ecmp.multipath = {Nexthop{A("10.1.0.1"), idx, 1}, Nexthop{A("10.1.0.254"), idx, 3}};
+  MustOk(AddRoute(s, ecmp));
+  got = FindRoute(s, ecmp.dst);
+  REQUIRE(got.has_value());
+  REQUIRE(got->multipath.size() == 2);
+  CHECK(got->multipath[0].gw == A("10.1.0.1"));
+  CHECK(got->multipath[1].weight == 3);
+
+  // IPv6 device route, and delete semantics.
+  MustOk(AddAddress(s, idx, P("fd00:2::2/64"), AddressOptions{IFA_F_NODAD, false}));
+  RouteSpec v6;
+  v6.dst = P("fd00:99::/64");
+  v6.gw = A("fd00:2::1");
+  v6.ifindex = idx;
+  MustOk(AddRoute(s, v6));
+  RouteFilter f6;
+  f6.family = Family::kV6;
+  bool found = false;
+  for (const RouteSpec& r : Must(ListRoutes(s, f6))) found = found || r.dst == v6.dst;
+  CHECK(found);
+  MustOk(DeleteRoute(s, v6));
+  absl::Status missing = DeleteRoute(s, v6);
+  CHECK(absl::IsNotFound(missing));
+  MustOk(DeleteRoute(s, ecmp));
+  CHECK(absl::IsNotFound(DeleteRoute(s, ecmp)));
+}
+
+TEST_CASE("sysctls are read and written inside the namespace only", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+
+  std::string host_before = Must(ReadSysctlHere("net/ipv4/ip_forward"));
+  MustOk(WriteSysctl(ctr_ns, "net.ipv4.ip_forward", "1"));
+  CHECK(Must(ReadSysctl(ctr_ns, "net/ipv4/ip_forward")) == "1");
+  CHECK(Must(ReadSysctlHere("net/ipv4/ip_forward")) == host_before);
+
+  // Per-interface keys exist only where the interface is.
+  MustOk(WriteSysctl(ctr_ns, "net/ipv6/conf/ve-ctr/disable_ipv6", "1"));
+  CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/ve-ctr/disable_ipv6")) == "1");
+  absl::StatusOr<std::string> absent = ReadSysctlHere("net/ipv6/conf/ve-ctr/disable_ipv6");
+  CHECK(absl::IsNotFound(absent.status()));
+  CHECK(absl::StrContains(absent.status().message(), "net/ipv6/conf/ve-ctr/disable_ipv6"));
+
+  // Keys outside net/ or with ".." are refused before touching anything.
+  absl::StatusOr<std::string> escape = ReadSysctl(ctr_ns, "net/../kernel/hostname");
+  CHECK(cni::CodeOf(escape.status()) == 7);
+  CHECK(cni::CodeOf(WriteSysctl(ctr_ns, "kernel.hostname", "x")) == 7);
+}
+
+TEST_CASE("SetupVeth + ConfigureInterface with a dual-stack result, then ping", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns("pod");
+  Netns ctr_ns = Must(Netns::Open(path));
+  Netns host_ns = Must(Netns::Current());
+
+  MacAddress mac = Must(MacAddress::Parse("0a:58:0a:0a:00:02"));
+  VethPair pair = Must(SetupVeth(ctr_ns, "eth0", 1400, mac, host_ns));
+  CHECK(absl::StartsWith(pair.host.name, "veth"));
+  CHECK(pair.host.name.size() == 12);
+  CHECK(pair.container.name == "eth0");
+  CHECK(pair.container.mac == "0a:58:0a:0a:00:02");
+  CHECK(pair.container.sandbox == path);
+  CHECK(fx.Links() == std::vector<std::string>{"lo", pair.host.name});
+  CHECK(fx.Links(path) == std::vector<std::string>{"eth0", "lo"});
+
+  // A second SetupVeth with the same container name is refused up front.
+  absl::StatusOr<VethPair> again = SetupVeth(ctr_ns, "eth0", 0, std::nullopt, host_ns);
+  CHECK(absl::IsAlreadyExists(again.status()));
+  CHECK(again.status().message() == "container veth name \"eth0\" already exists");
+
+  // Host side: the gateways.
+  NetlinkSocket host = Must(NetlinkSocket::Open());
+  LinkInfo hv = Must(LinkByName(host, pair.host.name));
+  CHECK(hv.up());
+  CHECK(hv.mtu == 1400);
+  CHECK(hv.mac.ToString() == pair.host.mac);
+  MustOk(AddAddress(host, hv.index, P("10.10.0.1/24")));
+  MustOk(AddAddress(host, hv.index, P("fd00:10::1/64"), AddressOptions{IFA_F_NODAD, false}));
+
+  // Container side: start with IPv6 switched off, as some sandboxes do.
+  MustOk(WriteSysctl(ctr_ns, "net/ipv6/conf/eth0/disable_ipv6", "1"));
+
+  cni::Result result;
+  result.cni_version = "1.1.0";
+  result.interfaces = {pair.host, pair.container};
+  result.ips = {
+      cni::IpConfig{1, P("10.10.0.2/24"), A("10.10.0.1")},
+      cni::IpConfig{1, P("fd00:10::2/64"), A("fd00:10::1")},
+      cni::IpConfig{0, P("10.99.0.1/32"), std::nullopt},  // for the host link: skipped
+  };
+  cni::Route def4;
+  def4.dst = P("0.0.0.0/0");
+  cni::Route def6;
+  def6.dst = P("::/0");
+  cni::Route extra;
+  extra.dst = P("10.20.0.0/16");
+  extra.gw = A("10.10.0.254");
+  extra.priority = 50;
+  result.routes = {def4, def6, extra};
+
+  NetlinkSocket ctr = Must(NetlinkSocket::OpenIn(ctr_ns));
+  MustOk(ConfigureInterface(ctr, "eth0", result));
+
+  LinkInfo eth0 = Must(LinkByName(ctr, "eth0"));
+  CHECK(eth0.up());
+  CHECK(HasAddress(ctr, eth0.index, P("10.10.0.2/24")));
+  CHECK(HasAddress(ctr, eth0.index, P("fd00:10::2/64")));
+  CHECK_FALSE(HasAddress(ctr, eth0.index, P("10.99.0.1/32")));
+  CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/eth0/disable_ipv6")) == "0");
+  CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/eth0/keep_addr_on_down")) == "1");
+  auto d4 = FindRoute(ctr, P("0.0.0.0/0"));
+  REQUIRE(d4.has_value());
+  CHECK(d4->gw == A("10.10.0.1"));
+  CHECK(d4->ifindex == eth0.index);
+  auto d6 = FindRoute(ctr, P("::/0"));
+  REQUIRE(d6.has_value());
+  CHECK(d6->gw == A("fd00:10::1"));
+  auto e = FindRoute(ctr, P("10.20.0.0/16"));
+  REQUIRE(e.has_value());
+  CHECK(e->gw == A("10.10.0.254"));
+  CHECK(e->priority == 50u);
+
+  // Real traffic both ways, both families.
+  CHECK(cni::test::Ping("", A("10.10.0.2")));
+  CHECK(cni::test::Ping("", A("fd00:10::2")));
+  CHECK(cni::test::Ping(path, A("10.10.0.1")));
+  CHECK(cni::test::Ping(path, A("fd00:10::1")));
+  // And the check can fail: nobody answers for an unused address.
+  CHECK_FALSE(cni::test::Ping("", A("10.10.0.77"), 500));
+
+  // Applying the same result twice reports the duplicate address, named.
+  absl::Status twice = ConfigureInterface(ctr, "eth0", result);
+  CHECK(absl::IsAlreadyExists(twice));
+  CHECK(absl::StartsWith(twice.message(), "configuring \"eth0\": adding address 10.10.0.2/24"));
+
+  // Cleanup: deleting the container end takes the host end with it.
+  MustOk(DeleteLinkByNameIfExists(ctr, "eth0"));
+  fx.DelNetns(path);
+  CHECK(fx.Leftovers().empty());
+}
+
+TEST_CASE("ConfigureInterface waits for DAD only when asked", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns();
+  Netns ctr_ns = Must(Netns::Open(path));
+  Netns host_ns = Must(Netns::Current());
+  VethPair pair = Must(SetupVeth(ctr_ns, "eth0", 0, std::nullopt, host_ns));
+
+  cni::Result result;
+  result.interfaces = {pair.host, pair.container};
+  result.ips = {cni::IpConfig{1, P("fd00:20::2/64"), std::nullopt}};
+  NetlinkSocket ctr = Must(NetlinkSocket::OpenIn(ctr_ns));
+  ConfigureOptions opts;
+  opts.enable_dad = true;
+  MustOk(ConfigureInterface(ctr, "eth0", result, opts));
+  LinkInfo eth0 = Must(LinkByName(ctr, "eth0"));
+  for (const AddressInfo& a : Must(ListAddresses(ctr, eth0.index, Family::kV6))) {
+    if (a.prefix == P("fd00:20::2/64")) {
+      CHECK((a.flags & IFA_F_TENTATIVE) == 0);
+      CHECK((a.flags & IFA_F_NODAD) == 0);
+    }
+  }
+
+  SECTION("an out-of-range interface index is an error") {
+    cni::Result bad = result;
+    bad.ips = {cni::IpConfig{7, P("fd00:20::3/64"), std::nullopt}};
+    absl::Status st = ConfigureInterface(ctr, "eth0", bad);
+    CHECK_FALSE(st.ok());
+    CHECK(absl::StrContains(st.message(), "interface index 7 is out of range"));
+  }
+  SECTION("a missing interface is NotFound, named") {
+    absl::Status st = ConfigureInterface(ctr, "eth9", result);
+    CHECK(absl::IsNotFound(st));
+    CHECK(st.message() == "configuring \"eth9\": looking up link \"eth9\": No such device");
+  }
+}
