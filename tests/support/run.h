@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace cni::test {
 
 struct RunResult {

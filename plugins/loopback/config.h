@@ -1,0 +1,21 @@
+// Configuration of the loopback plugin. It has no keys of its own; it reads
+// the common "dns" and checks prevResult before touching anything.
+#pragma once
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "cni/types.h"
+
+namespace cni::loopback {
+
+struct Config {
+  Dns dns;                        // the config's "dns", put into the result
+  std::optional<Result> prev;     // prevResult, when chained after another plugin
+};
+
+// Parses the configuration. A malformed prevResult or dns is an error (code 6
+// or 1) before the namespace is touched.
+absl::StatusOr<Config> ParseConfig(const NetConf& conf);
+
+}  // namespace cni::loopback

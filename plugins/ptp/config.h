@@ -1,0 +1,35 @@
+// Configuration of the ptp plugin: the keys of the network configuration it
+// reads, parsed and validated before any side effect (DESIGN rule 3).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/types.h"
+
+namespace cni::ptp {
+
+struct Config {
+  bool ip_masq = false;
+  std::string ip_masq_backend;  // "", "iptables" or "nftables"
+  int mtu = 0;                  // 0: kernel default
+  std::string ipam_type;        // ipam.type, never empty after parsing
+  // The config's own "dns", only when it sets at least one field: upstream
+  // lets it replace the IPAM plugin's DNS then, and keeps IPAM's otherwise.
+  std::optional<Dns> dns;
+};
+
+// Parses and validates the ptp keys of `conf`. Wrong types are code 6,
+// invalid values (MTU out of range, unknown backend, no ipam type) code 7.
+// Does not judge ipMasq; see RequireSupported.
+absl::StatusOr<Config> ParseConfig(const NetConf& conf);
+
+// ipMasq is not implemented yet: a config asking for it is refused with code 2
+// ("unsupported field") by ADD, CHECK and STATUS, before anything is touched.
+// DEL does not call this, so a container set up by upstream's ptp with ipMasq
+// can still be torn down.
+absl::Status RequireSupported(const Config& config);
+
+}  // namespace cni::ptp
