@@ -1,0 +1,116 @@
+#include "allocator.h"
+
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+
+namespace cni::hostlocal {
+namespace {
+
+IpConfig MakeIpConfig(const net::IpAddress& ip, const Range& r) {
+  IpConfig c;
+  c.address = net::IpPrefix(ip, r.subnet.len());
+  c.gateway = r.gateway;
+  return c;
+}
+
+}  // namespace
+
+RangeIter::RangeIter(const RangeSet& set, std::optional<net::IpAddress> last_reserved) : set_(set) {
+  // A last reserved address outside the set (the config changed) only costs
+  // round-robin order this once.
+  if (last_reserved) {
+    for (size_t i = 0; i < set_.size(); ++i) {
+      if (set_[i].Contains(*last_reserved)) {
+        range_idx_ = i;
+        cur_ = last_reserved;  // the first Next() advances past it
+        return;
+      }
+    }
+  }
+}
+
+std::optional<std::pair<net::IpAddress, const Range*>> RangeIter::Next() {
+  for (;;) {
+    const Range* r = &set_[range_idx_];
+    if (!cur_) {
+      cur_ = r->range_start;
+      start_ = cur_;
+      if (*cur_ == r->gateway) continue;
+      return std::make_pair(*cur_, r);
+    }
+    if (*cur_ == r->range_end) {
+      range_idx_ = (range_idx_ + 1) % set_.size();
+      r = &set_[range_idx_];
+      cur_ = r->range_start;
+    } else {
+      cur_ = cur_->Next();
+    }
+    if (!start_) {
+      start_ = cur_;
+    } else if (*cur_ == *start_) {
+      return std::nullopt;  // back where we started: everything was offered
+    }
+    if (*cur_ == r->gateway) continue;
+    return std::make_pair(*cur_, r);
+  }
+}
+
+absl::StatusOr<IpConfig> Allocator::GetRequested(absl::string_view id, absl::string_view ifname,
+                                                 const net::IpAddress& ip) {
+  const Range* r = RangeFor(set_, ip);
+  if (r == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ip.ToString(), " not in range set ", RangeSetToString(set_)));
+  }
+  if (ip == r->gateway) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("requested ip ", ip.ToString(), " is subnet's gateway"));
+  }
+  absl::StatusOr<bool> reserved = store_.Reserve(id, ifname, ip, range_id_);
+  if (!reserved.ok()) return reserved.status();
+  if (!*reserved) {
+    return absl::UnavailableError(absl::StrCat("requested IP address ", ip.ToString(),
+                                               " is not available in range set ",
+                                               RangeSetToString(set_)));
+  }
+  return MakeIpConfig(ip, *r);
+}
+
+absl::StatusOr<IpConfig> Allocator::Get(absl::string_view id, absl::string_view ifname,
+                                        std::optional<net::IpAddress> requested) {
+  if (requested) return GetRequested(id, ifname, *requested);
+
+  // The spec forbids two addresses from one range set for one attachment.
+  absl::StatusOr<std::vector<net::IpAddress>> mine = store_.GetByAttachment(id, ifname);
+  if (!mine.ok()) return mine.status();
+  for (const net::IpAddress& ip : *mine) {
+    if (RangeSetContains(set_, ip)) {
+      return absl::AlreadyExistsError(absl::StrCat(ip.ToString(), " has been allocated to ", id,
+                                                   ", duplicate allocation is not allowed"));
+    }
+  }
+
+  // Probe candidates with O_EXCL creates: after the last reserved address the
+  // pool is usually free, so this touches a handful of files whatever the
+  // pool's size. If the candidates keep being taken (a nearly full pool), one
+  // directory listing tells which are free instead of a create per address.
+  RangeIter iter(set_, store_.LastReservedIp(range_id_));
+  int misses = 0;
+  std::optional<IpAddressSet> taken;
+  while (auto candidate = iter.Next()) {
+    const auto& [ip, range] = *candidate;
+    if (taken && taken->contains(ip)) continue;
+    absl::StatusOr<bool> reserved = store_.Reserve(id, ifname, ip, range_id_);
+    if (!reserved.ok()) return reserved.status();
+    if (*reserved) return MakeIpConfig(ip, *range);
+    if (!taken && ++misses >= kProbeLimit) {
+      absl::StatusOr<IpAddressSet> listed = store_.ReservedAddresses();
+      if (!listed.ok()) return listed.status();
+      taken = *std::move(listed);
+    }
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("no IP addresses available in range set: ", RangeSetToString(set_)));
+}
+
+}  // namespace cni::hostlocal

@@ -1,0 +1,388 @@
+#include "config.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cni/args.h"
+#include "cni/error.h"
+#include "cni/version.h"
+#include "fs.h"
+
+namespace cni::hostlocal {
+namespace {
+
+using net::IpAddress;
+using net::IpPrefix;
+
+absl::Status Invalid(absl::string_view msg) { return Error(ErrorCode::kInvalidNetworkConfig, msg); }
+
+// Upstream canonicalises with Go's To4(): an IPv4-mapped IPv6 address
+// ("::ffff:10.0.0.1") is the IPv4 address. File names depend on this.
+IpAddress Canonical(const IpAddress& ip) {
+  if (ip.is_v4()) return ip;
+  const uint8_t* b = ip.data();
+  for (int i = 0; i < 10; ++i) {
+    if (b[i] != 0) return ip;
+  }
+  if (b[10] != 0xff || b[11] != 0xff) return ip;
+  return IpAddress::V4({b[12], b[13], b[14], b[15]});
+}
+
+// Requested IPs may carry a prefix length ("10.1.2.3/24"); only the address counts.
+absl::StatusOr<IpAddress> ParseIpMaybeCidr(absl::string_view text) {
+  absl::string_view addr = text.substr(0, text.find('/'));
+  if (addr.size() != text.size()) {
+    absl::StatusOr<IpPrefix> p = IpPrefix::Parse(text);
+    if (!p.ok()) return p.status();
+  }
+  absl::StatusOr<IpAddress> ip = IpAddress::Parse(addr);
+  if (!ip.ok()) return ip.status();
+  return Canonical(*ip);
+}
+
+absl::StatusOr<std::optional<IpAddress>> GetIp(const Json& obj, absl::string_view key) {
+  absl::StatusOr<std::optional<std::string>> s = GetString(obj, key);
+  if (!s.ok()) return s.status();
+  if (!s->has_value() || (*s)->empty()) return std::optional<IpAddress>();
+  absl::StatusOr<IpAddress> ip = IpAddress::Parse(**s);
+  if (!ip.ok()) return Annotate(ip.status(), key);
+  return std::optional<IpAddress>(Canonical(*ip));
+}
+
+// Parses one {subnet, rangeStart, rangeEnd, gateway} object and canonicalises it.
+absl::StatusOr<Range> ParseRange(const Json& j) {
+  if (!j.is_object()) return Error(ErrorCode::kDecodingFailure, "range must be an object");
+  absl::StatusOr<std::optional<std::string>> subnet = GetString(j, "subnet");
+  if (!subnet.ok()) return subnet.status();
+  if (!subnet->has_value() || (*subnet)->empty()) return Invalid("range has no subnet");
+  absl::StatusOr<IpPrefix> prefix = IpPrefix::Parse(**subnet);
+  if (!prefix.ok()) return prefix.status();
+
+  Range r;
+  r.subnet = *prefix;
+  auto start = GetIp(j, "rangeStart");
+  auto end = GetIp(j, "rangeEnd");
+  auto gw = GetIp(j, "gateway");
+  for (const auto* s : {&start, &end, &gw}) {
+    if (!s->ok()) return s->status();
+  }
+  if (start->has_value()) r.range_start = **start;
+  if (end->has_value()) r.range_end = **end;
+  if (gw->has_value()) r.gateway = **gw;
+  absl::Status st = r.Canonicalize(start->has_value(), end->has_value(), gw->has_value());
+  if (!st.ok()) return st;
+  return r;
+}
+
+// A range set: a non-empty list of ranges of one family that do not overlap.
+absl::StatusOr<RangeSet> ParseRangeSet(const Json& j) {
+  if (!j.is_array()) return Error(ErrorCode::kDecodingFailure, "range set must be a list");
+  if (j.empty()) return Invalid("empty range set");
+  RangeSet set;
+  for (const Json& r : j) {
+    absl::StatusOr<Range> range = ParseRange(r);
+    if (!range.ok()) return range.status();
+    if (!set.empty() && set.front().subnet.family() != range->subnet.family()) {
+      return Invalid("mixed address families");
+    }
+    set.push_back(*std::move(range));
+  }
+  for (size_t i = 0; i < set.size(); ++i) {
+    for (size_t k = i + 1; k < set.size(); ++k) {
+      if (set[i].Overlaps(set[k])) {
+        return Invalid(
+            absl::StrCat("subnets ", set[i].ToString(), " and ", set[k].ToString(), " overlap"));
+      }
+    }
+  }
+  return set;
+}
+
+// Appends every range set of a "ranges"/"ipRanges" list to `out`.
+absl::Status ParseRangeSets(const Json& list, std::vector<Json>& out) {
+  if (list.is_null()) return absl::OkStatus();
+  if (!list.is_array()) return Error(ErrorCode::kDecodingFailure, "ranges must be a list");
+  for (const Json& set : list) out.push_back(set);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Route> ParseRoute(const Json& j) {
+  if (!j.is_object()) return Error(ErrorCode::kDecodingFailure, "route must be an object");
+  absl::StatusOr<std::optional<std::string>> dst = GetString(j, "dst");
+  if (!dst.ok()) return dst.status();
+  if (!dst->has_value()) return Invalid("route has no dst");
+  absl::StatusOr<IpPrefix> prefix = IpPrefix::Parse(**dst);
+  if (!prefix.ok()) return Annotate(prefix.status(), "route dst");
+  Route route;
+  route.dst = *prefix;
+  absl::StatusOr<std::optional<IpAddress>> gw = GetIp(j, "gw");
+  if (!gw.ok()) return Annotate(gw.status(), "route");
+  route.gw = *gw;
+  // CNI 1.1 route attributes pass through to the result unchanged.
+  struct IntField {
+    const char* key;
+    std::optional<int>* field;
+  } fields[] = {{"mtu", &route.mtu},
+                {"advmss", &route.advmss},
+                {"priority", &route.priority},
+                {"table", &route.table},
+                {"scope", &route.scope}};
+  for (const IntField& f : fields) {
+    absl::StatusOr<std::optional<int64_t>> v = GetInt(j, f.key);
+    if (!v.ok()) return v.status();
+    if (v->has_value()) *f.field = static_cast<int>(**v);
+  }
+  return route;
+}
+
+// Requested IPs from a JSON list of "<ip>[/<prefix>]" strings.
+absl::Status AppendIps(const Json& obj, absl::string_view key, absl::string_view where,
+                       std::vector<IpAddress>& out) {
+  absl::StatusOr<std::optional<std::vector<std::string>>> ips = GetStringList(obj, key);
+  if (!ips.ok()) return Annotate(ips.status(), where);
+  if (!ips->has_value()) return absl::OkStatus();
+  for (const std::string& text : **ips) {
+    absl::StatusOr<IpAddress> ip = ParseIpMaybeCidr(text);
+    if (!ip.ok()) return Annotate(ip.status(), where);
+    out.push_back(*ip);
+  }
+  return absl::OkStatus();
+}
+
+// The network name becomes a directory under dataDir: it must be one path
+// component. dataDir must not climb out with "..". Checked before any mkdir.
+absl::Status ValidatePaths(const Config& c) {
+  if (c.name.empty()) return Invalid("host-local: network name is empty");
+  if (c.name == "." || c.name == ".." || c.name.find('/') != std::string::npos ||
+      c.name.find('\0') != std::string::npos) {
+    return Invalid(absl::StrCat("host-local: invalid network name \"", c.name,
+                                "\": must be a single path component"));
+  }
+  if (c.data_dir.find('\0') != std::string::npos) return Invalid("host-local: invalid dataDir");
+  for (absl::string_view part : absl::StrSplit(c.data_dir, '/')) {
+    if (part == "..") {
+      return Invalid(
+          absl::StrCat("host-local: invalid dataDir \"", c.data_dir, "\": \"..\" is not allowed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Range::Canonicalize(bool has_start, bool has_end, bool has_gateway) {
+  int bits = subnet.addr().bit_length();
+  if (subnet.len() > bits - 2) {
+    return Invalid(absl::StrCat("Network ", subnet.ToString(), " too small to allocate from"));
+  }
+  if (subnet.HasHostBits()) {
+    return Invalid(absl::StrCat("Network has host bits set. For a subnet mask of length ",
+                                subnet.len(), " the network address is ",
+                                subnet.Network().addr().ToString()));
+  }
+  if (!has_gateway) gateway = subnet.addr().Next();
+  // rangeStart defaults to network+1 even when that is the gateway: the
+  // iterator skips the gateway, as upstream does.
+  if (has_start) {
+    if (!Contains(range_start)) {
+      return Invalid(absl::StrCat("RangeStart ", range_start.ToString(), " not in network ",
+                                  subnet.ToString()));
+    }
+  } else {
+    range_start = subnet.addr().Next();
+  }
+  if (has_end) {
+    if (!Contains(range_end)) {
+      return Invalid(
+          absl::StrCat("RangeEnd ", range_end.ToString(), " not in network ", subnet.ToString()));
+    }
+  } else {
+    range_end = subnet.LastAddress();
+    if (range_end.is_v4()) range_end = range_end.Prev();  // not the broadcast address
+  }
+  // Upstream accepts rangeEnd < rangeStart and then hands out nothing
+  // useful; reject it here.
+  if (range_end < range_start) {
+    return Invalid(absl::StrCat("RangeEnd ", range_end.ToString(), " is before RangeStart ",
+                                range_start.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+// Contains() is also used while canonicalising, before start/end are final;
+// unset (zero) bounds of the wrong family are skipped like upstream's nil checks.
+bool Range::Contains(const IpAddress& ip) const {
+  if (ip.family() != subnet.family() || !subnet.Contains(ip)) return false;
+  if (range_start.family() == ip.family() && !range_start.IsUnspecified() && ip < range_start) {
+    return false;
+  }
+  if (range_end.family() == ip.family() && !range_end.IsUnspecified() && ip > range_end) {
+    return false;
+  }
+  return true;
+}
+
+bool Range::Overlaps(const Range& o) const {
+  if (subnet.family() != o.subnet.family()) return false;
+  return Contains(o.range_start) || Contains(o.range_end) || o.Contains(range_start) ||
+         o.Contains(range_end);
+}
+
+std::string Range::ToString() const {
+  return absl::StrCat(range_start.ToString(), "-", range_end.ToString());
+}
+
+const Range* RangeFor(const RangeSet& set, const IpAddress& ip) {
+  for (const Range& r : set) {
+    if (r.Contains(ip)) return &r;
+  }
+  return nullptr;
+}
+
+bool RangeSetContains(const RangeSet& set, const IpAddress& ip) {
+  return RangeFor(set, ip) != nullptr;
+}
+
+bool RangeSetsOverlap(const RangeSet& a, const RangeSet& b) {
+  for (const Range& x : a) {
+    for (const Range& y : b) {
+      if (x.Overlaps(y)) return true;
+    }
+  }
+  return false;
+}
+
+std::string RangeSetToString(const RangeSet& set) {
+  return absl::StrJoin(
+      set, ",", [](std::string* out, const Range& r) { absl::StrAppend(out, r.ToString()); });
+}
+
+std::string Config::StoreDir() const { return absl::StrCat(data_dir, "/", name); }
+
+absl::StatusOr<Config> ParseConfig(const Json& raw, absl::string_view cni_version,
+                                   absl::string_view network_name, absl::string_view cni_args) {
+  const Json* ipam = FindKey(raw, "ipam");
+  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
+  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "ipam must be an object");
+
+  Config c;
+  c.name = std::string(network_name);
+  c.cni_version = std::string(cni_version);
+
+  auto data_dir = GetString(*ipam, "dataDir");
+  if (!data_dir.ok()) return data_dir.status();
+  c.data_dir = data_dir->value_or("");
+  if (c.data_dir.empty()) c.data_dir = std::string(kDefaultDataDir);
+  auto resolv = GetString(*ipam, "resolvConf");
+  if (!resolv.ok()) return resolv.status();
+  c.resolv_conf = resolv->value_or("");
+  absl::Status st = ValidatePaths(c);
+  if (!st.ok()) return st;
+
+  // Requested IPs, in upstream's order: CNI_ARGS IP, args.cni.ips, runtimeConfig.ips.
+  std::vector<IpAddress> requested;
+  if (!cni_args.empty()) {
+    absl::StatusOr<CniArgs> args = CniArgs::Parse(cni_args, {"IP"});
+    if (!args.ok()) return args.status();
+    if (std::optional<std::string> ip = args->Ip(); ip && !ip->empty()) {
+      absl::StatusOr<IpAddress> parsed = ParseIpMaybeCidr(*ip);
+      if (!parsed.ok()) return Annotate(parsed.status(), "CNI_ARGS IP");
+      requested.push_back(*parsed);
+    }
+  }
+  const Json* args = FindKey(raw, "args");
+  if (args != nullptr && args->is_object()) {
+    st = AppendIps(ArgsCni(*args), "ips", "args.cni.ips", requested);
+    if (!st.ok()) return st;
+  }
+  const Json* rc = FindKey(raw, "runtimeConfig");
+  if (rc != nullptr && rc->is_object()) {
+    st = AppendIps(*rc, "ips", "runtimeConfig.ips", requested);
+    if (!st.ok()) return st;
+  }
+  for (const IpAddress& ip : requested) {
+    if (std::find(c.requested_ips.begin(), c.requested_ips.end(), ip) == c.requested_ips.end()) {
+      c.requested_ips.push_back(ip);
+    }
+  }
+
+  // Range sets: runtimeConfig.ipRanges, then the legacy single range, then "ranges".
+  std::vector<Json> sets;
+  if (rc != nullptr && rc->is_object()) {
+    if (const Json* ipr = FindKey(*rc, "ipRanges")) {
+      st = ParseRangeSets(*ipr, sets);
+      if (!st.ok()) return Annotate(st, "runtimeConfig.ipRanges");
+    }
+  }
+  auto legacy_subnet = GetString(*ipam, "subnet");
+  if (!legacy_subnet.ok()) return legacy_subnet.status();
+  if (legacy_subnet->has_value() && !(*legacy_subnet)->empty()) {
+    Json legacy = Json::object();
+    for (const char* key : {"subnet", "rangeStart", "rangeEnd", "gateway"}) {
+      if (const Json* v = FindKey(*ipam, key)) legacy[key] = *v;
+    }
+    sets.push_back(Json::array({legacy}));
+  }
+  if (const Json* ranges = FindKey(*ipam, "ranges")) {
+    st = ParseRangeSets(*ranges, sets);
+    if (!st.ok()) return st;
+  }
+  if (sets.empty()) return Invalid("no IP ranges specified");
+
+  int v4 = 0, v6 = 0;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    absl::StatusOr<RangeSet> set = ParseRangeSet(sets[i]);
+    if (!set.ok()) return Annotate(set.status(), absl::StrCat("invalid range set ", i));
+    (set->front().subnet.is_v4() ? v4 : v6)++;
+    c.ranges.push_back(*std::move(set));
+  }
+  if ((v4 > 1 || v6 > 1) &&
+      !VersionAtLeast(c.cni_version.empty() ? "0.1.0" : c.cni_version, "0.3.0")) {
+    return Error(ErrorCode::kIncompatibleVersion,
+                 absl::StrCat("CNI version ", c.cni_version,
+                              " does not support more than 1 address per family"));
+  }
+  for (size_t i = 0; i < c.ranges.size(); ++i) {
+    for (size_t k = i + 1; k < c.ranges.size(); ++k) {
+      if (RangeSetsOverlap(c.ranges[i], c.ranges[k])) {
+        return Invalid(absl::StrCat("range set ", i, " overlaps with ", k));
+      }
+    }
+  }
+
+  if (const Json* routes = FindKey(*ipam, "routes"); routes != nullptr && !routes->is_null()) {
+    if (!routes->is_array()) return Error(ErrorCode::kDecodingFailure, "routes must be a list");
+    for (const Json& r : *routes) {
+      absl::StatusOr<Route> route = ParseRoute(r);
+      if (!route.ok()) return route.status();
+      c.routes.push_back(*std::move(route));
+    }
+  }
+  return c;
+}
+
+Dns ParseResolvConf(absl::string_view text) {
+  Dns dns;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::ByAnyChar(" \t\r\f\v"), absl::SkipEmpty());
+    if (f.size() < 2) continue;
+    if (f[0] == "nameserver") {
+      dns.nameservers.emplace_back(f[1]);
+    } else if (f[0] == "domain") {
+      dns.domain = std::string(f[1]);
+    } else if (f[0] == "search") {
+      for (size_t i = 1; i < f.size(); ++i) dns.search.emplace_back(f[i]);
+    } else if (f[0] == "options") {
+      for (size_t i = 1; i < f.size(); ++i) dns.options.emplace_back(f[i]);
+    }
+  }
+  return dns;
+}
+
+}  // namespace cni::hostlocal
