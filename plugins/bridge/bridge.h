@@ -1,0 +1,52 @@
+// The bridge plugin: a veth pair per container, the host end enslaved to a
+// Linux bridge (created on first use and kept), optionally the gateway
+// address on the bridge.
+#pragma once
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/net/ip.h"
+#include "cni/skel.h"
+#include "cni/types.h"
+#include "config.h"
+
+namespace cni::bridge {
+
+absl::StatusOr<Result> Add(const CmdArgs& args);
+absl::Status Del(const CmdArgs& args);
+absl::Status Check(const CmdArgs& args);  // check.cc
+absl::Status Gc(const CmdArgs& args);
+absl::Status Status(const CmdArgs& args);
+PluginFuncs Funcs();
+
+// Result layout (upstream's): [bridge, host veth, container veth], and with
+// a VLAN gateway the "<bridge>.<vlan>" link appended; ips[] point at the
+// container veth.
+inline constexpr int kBridgeIndex = 0;
+inline constexpr int kHostIndex = 1;
+inline constexpr int kContainerIndex = 2;
+
+// ---- Pure helpers, unit-tested ----
+
+// The gateway bridge fills in for an address without one: the first address
+// of its subnet (10.1.2.0/24 -> 10.1.2.1).
+net::IpAddress DefaultGateway(const net::IpPrefix& address);
+
+// Upstream's calcGateways: points every IP at the container veth, fills in
+// missing gateways (isGateway), adds a default route per family when
+// isDefaultGateway is set and IPAM gave none with a gateway. Returns the
+// addresses to put on the bridge: gateway/prefix-length of its IP.
+std::vector<net::IpPrefix> ApplyGateways(const Config& config, Result& result);
+
+// The VLAN table a new port gets: the access VLAN (pvid, untagged) or the
+// trunk VLANs (tagged).
+struct VlanPlan {
+  bool remove_default = false;  // drop the bridge's default VLAN 1 first
+  std::vector<int> untagged_pvid;
+  std::vector<int> tagged;
+};
+VlanPlan PlanVlans(const Config& config);
+
+}  // namespace cni::bridge

@@ -1,0 +1,32 @@
+// Configuration of the macvlan plugin, parsed and validated before any side
+// effect (DESIGN rule 3). What needs the kernel (the master exists, its MTU)
+// is checked by ADD, still before anything is created.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/net/ip.h"
+#include "cni/net/macvlan.h"
+#include "cni/types.h"
+
+namespace cni::macvlan {
+
+struct Config {
+  std::string master;               // "": the interface of the default route
+  net::MacvlanMode mode = net::MacvlanMode::kBridge;
+  int mtu = 0;                      // 0: the master's
+  // The key "mac", then CNI_ARGS MAC, then runtimeConfig.mac: later wins
+  // (upstream's order for macvlan).
+  std::optional<net::MacAddress> mac;
+  bool link_in_container = false;   // the master lives in the container netns
+  std::string ipam_type;            // "" (e.g. "ipam": {}): layer 2 only
+  std::optional<Dns> dns;           // the config's dns, when it sets a field
+};
+
+// Wrong types: code 6. Bad values (mode, MAC, negative MTU, master name): code 7.
+absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args);
+
+}  // namespace cni::macvlan

@@ -1,0 +1,88 @@
+// Linux bridges through an rtnetlink socket: create-or-reuse, vlan filtering,
+// promiscuous mode, bridge port flags (hairpin, isolation, learning), the
+// bridge VLAN table, and the port state.
+//
+// Port flags and VLANs are not link attributes of the port itself but of the
+// bridge's view of it: they travel in AF_BRIDGE RTM_SETLINK / RTM_DELLINK
+// messages (IFLA_PROTINFO with IFLA_BRPORT_*, IFLA_AF_SPEC with
+// IFLA_BRIDGE_VLAN_INFO), and are read back from an AF_BRIDGE RTM_GETLINK dump.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+
+namespace cni::net {
+
+struct BridgeSpec {
+  std::string name;
+  int mtu = 0;                  // 0: kernel default (only applied on creation)
+  bool vlan_filtering = false;  // turned on also on an existing bridge
+  bool promisc = false;         // IFF_PROMISC on the bridge
+};
+
+// Creates the bridge, or reuses it if it exists, and brings it up. Safe
+// against concurrent callers: EEXIST on create means someone else made it,
+// so it is looked up and must be a bridge (`"cni0" already exists but is not
+// a bridge`, code 7 as the config names it). The returned info is fresh.
+absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spec);
+
+// Looks `name` up and checks that it is a bridge.
+absl::StatusOr<LinkInfo> BridgeByName(NetlinkSocket& sock, absl::string_view name);
+
+// IFLA_BR_VLAN_FILTERING on an existing bridge.
+absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge, bool on);
+// Reads IFLA_BR_VLAN_FILTERING (false for a bridge that does not report it).
+absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index);
+
+// IFF_PROMISC on any link.
+absl::Status SetLinkPromisc(NetlinkSocket& sock, const LinkInfo& link, bool on);
+
+// Bridge port flags; unset fields are left alone.
+struct BridgePortFlags {
+  std::optional<bool> hairpin;   // IFLA_BRPORT_MODE (reflective relay)
+  std::optional<bool> isolated;  // IFLA_BRPORT_ISOLATED
+  std::optional<bool> learning;  // IFLA_BRPORT_LEARNING
+};
+absl::Status SetBridgePortFlags(NetlinkSocket& sock, const LinkInfo& port,
+                                const BridgePortFlags& flags);
+
+// One entry of a port's VLAN table (or the bridge's own, "self").
+struct BridgeVlan {
+  uint16_t vid = 0;
+  bool pvid = false;      // BRIDGE_VLAN_INFO_PVID: untagged ingress lands here
+  bool untagged = false;  // BRIDGE_VLAN_INFO_UNTAGGED: egress without a tag
+  friend bool operator==(const BridgeVlan&, const BridgeVlan&) = default;
+};
+
+// What the bridge reports about a port.
+struct BridgePortInfo {
+  int index = 0;
+  int master = 0;
+  int state = 0;  // BR_STATE_*: 0 disabled, 1 listening, 2 learning, 3 forwarding, 4 blocking
+  bool hairpin = false;
+  bool isolated = false;
+  bool learning = false;
+  std::vector<BridgeVlan> vlans;  // empty unless the bridge filters VLANs
+};
+
+// The port `index` (a link enslaved to a bridge). Not a port: absl::NotFound.
+absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index);
+
+// Adds `vlan` to the VLAN table of port `port` (master side).
+absl::Status BridgeVlanAdd(NetlinkSocket& sock, const LinkInfo& port, const BridgeVlan& vlan);
+// Removes VLAN `vid` from port `port`; missing is absl::NotFound.
+absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t vid);
+
+// The request SetBridgePortFlags / BridgeVlanAdd send (for tests; no I/O).
+absl::StatusOr<NlMsgPtr> BuildBridgePortFlagsRequest(int index, const BridgePortFlags& flags);
+absl::StatusOr<NlMsgPtr> BuildBridgeVlanRequest(int index, const BridgeVlan& vlan, bool add);
+
+}  // namespace cni::net

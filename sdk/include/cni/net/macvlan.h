@@ -1,0 +1,43 @@
+// macvlan links through an rtnetlink socket.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/net/ip.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+
+namespace cni::net {
+
+// MACVLAN_MODE_* (linux/if_link.h).
+enum class MacvlanMode { kPrivate = 1, kVepa = 2, kBridge = 4, kPassthru = 8 };
+
+// "bridge", "private", "vepa", "passthru" (the names upstream's config uses).
+absl::StatusOr<MacvlanMode> ParseMacvlanMode(absl::string_view name);
+std::string MacvlanModeName(MacvlanMode mode);
+
+struct MacvlanSpec {
+  std::string name;
+  int master_index = 0;               // in the socket's namespace
+  MacvlanMode mode = MacvlanMode::kBridge;
+  int mtu = 0;                        // 0: inherit the master's
+  std::optional<MacAddress> mac;      // none: random, chosen by the kernel
+  // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
+  // next to its master.
+  const Netns* netns = nullptr;
+};
+
+// Creates the macvlan (down). The socket must be in the master's namespace.
+// EEXIST (the name is taken in the target namespace) is absl::AlreadyExists.
+absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec);
+// The request CreateMacvlan sends (for tests; no I/O).
+absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec);
+
+// The mode of macvlan link `index`; not a macvlan is an error.
+absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index);
+
+}  // namespace cni::net

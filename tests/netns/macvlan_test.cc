@@ -1,0 +1,320 @@
+// The macvlan plugin through the CNI protocol. The master is one end of a
+// veth pair in the test's private host namespace (the kernel here has no
+// dummy links), so nothing reaches a real interface.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cni/json.h"
+#include "cni/net/ip.h"
+#include "cni/types.h"
+#include "cni/version.h"
+#include "support/netns_fixture.h"
+#include "support/run.h"
+
+namespace {
+
+using cni::Json;
+using cni::test::NetnsFixture;
+using cni::test::PluginCall;
+using cni::test::RunPlugin;
+using cni::test::RunResult;
+using cni::test::TempDir;
+
+constexpr const char* kUpstreamDir = "/usr/lib/cni";
+
+cni::net::IpAddress A(const char* text) { return *cni::net::IpAddress::Parse(text); }
+
+std::string MvConf(const std::string& version, const Json& ipam, const Json& extra = Json::object()) {
+  Json conf = {{"cniVersion", version}, {"name", "mvnet"}, {"type", "macvlan"}, {"master", "mst0"}};
+  conf["ipam"] = ipam;
+  for (const auto& [k, v] : extra.items()) conf[k] = v;
+  return conf.dump();
+}
+
+Json StaticIpam(const std::string& addr, const Json& routes = Json::array()) {
+  return {{"type", "static"}, {"addresses", Json::array({{{"address", addr}}})}, {"routes", routes}};
+}
+
+Json HostLocal(const TempDir& dir) {
+  return {{"type", "host-local"},
+          {"dataDir", dir.str()},
+          {"ranges", Json::array({Json::array({{{"subnet", "10.44.0.0/24"}}})})}};
+}
+
+RunResult Call(const std::string& command, const std::string& conf, const std::string& netns,
+               const std::string& id, const std::string& dir = "") {
+  PluginCall call;
+  call.command = command;
+  call.container_id = id;
+  call.netns = netns;
+  call.ifname = "eth0";
+  call.config = conf;
+  if (!dir.empty()) call.path = dir;
+  return RunPlugin("macvlan", call, dir);
+}
+
+int ErrCode(const RunResult& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  if (!j.is_object() || !j.contains("code")) return -1;
+  return j["code"].get<int>();
+}
+
+std::string ErrMsg(const RunResult& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  if (!j.is_object() || !j.contains("msg")) return r.out + r.err;
+  return j["msg"].get<std::string>();
+}
+
+cni::Result MustResult(const RunResult& r) {
+  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
+  REQUIRE(res.ok());
+  return *res;
+}
+
+void MustSucceed(const RunResult& r) {
+  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
+std::string Run(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv) {
+  RunResult r = fx.Exec(netns, argv);
+  INFO(absl::StrJoin(argv, " ") << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name) {
+  Json j = Json::parse(Run(fx, netns, {"ip", "-d", "-j", "link", "show", "dev", name}));
+  REQUIRE(j.size() == 1);
+  return j[0];
+}
+
+// The master: "mst0" (peer "mst0p"), both up, in `netns` ("" = host).
+void MakeMaster(const NetnsFixture& fx, const std::string& netns = "", int mtu = 1500) {
+  Run(fx, netns, {"ip", "link", "add", "mst0", "mtu", std::to_string(mtu), "type", "veth", "peer",
+                  "name", "mst0p"});
+  Run(fx, netns, {"ip", "link", "set", "mst0", "up"});
+  Run(fx, netns, {"ip", "link", "set", "mst0p", "up"});
+}
+
+const std::vector<std::string> kOnlyLo = {"lo"};
+
+void Cleanup(NetnsFixture& fx, const std::vector<std::string>& netns, bool master = true) {
+  for (const std::string& ns : netns) fx.DelNetns(ns);
+  if (master) fx.Exec("", {"ip", "link", "del", "mst0"});
+  CHECK(fx.Leftovers().empty());
+}
+
+}  // namespace
+
+TEST_CASE("macvlan: two containers in bridge mode reach each other, every version",
+          "[netns][macvlan]") {
+  const std::string version =
+      GENERATE(as<std::string>{}, "0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0");
+  INFO("cniVersion " << version);
+  NetnsFixture fx;
+  MakeMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  std::string c2 = fx.AddNetns("c2");
+  std::string conf1 = MvConf(version, StaticIpam("10.44.0.5/24"));
+  std::string conf2 = MvConf(version, StaticIpam("10.44.0.6/24"));
+  RunResult add1 = Call("ADD", conf1, c1, "ctr1");
+  cni::Result r1 = MustResult(add1);
+  MustResult(Call("ADD", conf2, c2, "ctr2"));
+  if (cni::VersionAtLeast(version, "0.3.0")) {
+    REQUIRE(r1.interfaces.size() == 1);
+    CHECK(r1.interfaces[0].name == "eth0");
+    CHECK(r1.interfaces[0].sandbox == c1);
+    CHECK(r1.ips[0].interface == 0);
+    CHECK(LinkJson(fx, c1, "eth0").value("address", "") == r1.interfaces[0].mac);
+  }
+  Json eth0 = LinkJson(fx, c1, "eth0");
+  CHECK(eth0["linkinfo"].value("info_kind", "") == "macvlan");
+  CHECK(eth0["linkinfo"]["info_data"].value("mode", "") == "bridge");
+  CHECK(cni::test::Ping(c1, A("10.44.0.6")));
+  CHECK(cni::test::Ping(c2, A("10.44.0.5")));
+  CHECK(fx.Links() == std::vector<std::string>{"lo", "mst0", "mst0p"});  // nothing in the host
+  if (cni::VersionAtLeast(version, "0.4.0")) {
+    Json check = Json::parse(conf1);
+    check["prevResult"] = Json::parse(add1.out);
+    MustSucceed(Call("CHECK", check.dump(), c1, "ctr1"));
+    check["mode"] = "vepa";
+    RunResult bad = Call("CHECK", check.dump(), c1, "ctr1");
+    CHECK(bad.exit_code != 0);
+    CHECK(absl::StrContains(ErrMsg(bad), "has mode bridge, the config wants vepa"));
+  }
+  MustSucceed(Call("DEL", conf1, c1, "ctr1"));
+  MustSucceed(Call("DEL", conf1, c1, "ctr1"));
+  MustSucceed(Call("DEL", conf2, c2, "ctr2"));
+  CHECK(fx.Links(c1) == kOnlyLo);
+  Cleanup(fx, {c1, c2});
+}
+
+TEST_CASE("macvlan: each mode is set as asked", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  for (const char* mode : {"bridge", "private", "vepa", "passthru"}) {
+    INFO(mode);
+    std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24"), {{"mode", mode}});
+    MustResult(Call("ADD", conf, c1, "ctr1"));
+    CHECK(LinkJson(fx, c1, "eth0")["linkinfo"]["info_data"].value("mode", "") == mode);
+    MustSucceed(Call("DEL", conf, c1, "ctr1"));
+    CHECK(fx.Links(c1) == kOnlyLo);
+  }
+  Cleanup(fx, {c1});
+}
+
+TEST_CASE("macvlan: MTU, MAC, layer 2 only", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx, "", 1400);
+  TempDir data;
+  std::string c1 = fx.AddNetns("c1");
+
+  SECTION("an MTU above the master's is refused, nothing left behind") {
+    RunResult add = Call("ADD", MvConf("1.0.0", HostLocal(data), {{"mtu", 1500}}), c1, "ctr1");
+    CHECK(add.exit_code != 0);
+    CHECK(ErrCode(add) == 7);
+    CHECK(absl::StrContains(ErrMsg(add), "invalid MTU 1500, must be [0, master MTU(1400)]"));
+    CHECK(std::filesystem::is_empty(data.path()));
+    CHECK(fx.Links(c1) == kOnlyLo);
+  }
+  SECTION("an MTU below it and a MAC are applied") {
+    std::string conf = MvConf("1.1.0", HostLocal(data), {{"mtu", 1300}, {"mac", "02:aa:bb:cc:dd:ee"}});
+    cni::Result r = MustResult(Call("ADD", conf, c1, "ctr1"));
+    Json eth0 = LinkJson(fx, c1, "eth0");
+    CHECK(eth0.value("mtu", 0) == 1300);
+    CHECK(eth0.value("address", "") == "02:aa:bb:cc:dd:ee");
+    CHECK(r.interfaces[0].mac == "02:aa:bb:cc:dd:ee");
+    MustSucceed(Call("DEL", conf, c1, "ctr1"));
+    CHECK_FALSE(std::filesystem::exists(data.path() / "mvnet" / "10.44.0.2"));
+  }
+  SECTION("ipam {} gives a layer-2-only link") {
+    std::string conf = MvConf("1.0.0", Json::object());
+    cni::Result r = MustResult(Call("ADD", conf, c1, "ctr1"));
+    CHECK(r.ips.empty());
+    Json eth0 = Json::parse(Run(fx, c1, {"ip", "-4", "-j", "addr", "show", "dev", "eth0"}));
+    CHECK((eth0.empty() || eth0[0].value("addr_info", Json::array()).empty()));
+    std::vector<std::string> flags = LinkJson(fx, c1, "eth0").value("flags", std::vector<std::string>{});
+    CHECK(std::find(flags.begin(), flags.end(), "UP") != flags.end());
+    MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  }
+  CHECK(fx.Links(c1) == kOnlyLo);
+  Cleanup(fx, {c1});
+}
+
+TEST_CASE("macvlan: the master in the container (linkInContainer)", "[netns][macvlan]") {
+  NetnsFixture fx;
+  std::string c1 = fx.AddNetns("c1");
+  MakeMaster(fx, c1);
+  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24"), {{"linkInContainer", true}});
+  MustResult(Call("ADD", conf, c1, "ctr1"));
+  Json eth0 = LinkJson(fx, c1, "eth0");
+  CHECK(eth0.value("link", "") == "mst0");
+  // Without linkInContainer the master is looked for in the host, where there is none.
+  RunResult add = Call("ADD", MvConf("1.0.0", StaticIpam("10.44.0.6/24")), c1, "ctr2");
+  CHECK(ErrCode(add) == 7);
+  CHECK(absl::StrContains(ErrMsg(add), "master \"mst0\" not found in the host namespace"));
+  MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo", "mst0", "mst0p"});
+  Cleanup(fx, {c1}, false);
+}
+
+TEST_CASE("macvlan: the default master is the default route's interface", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  Run(fx, "", {"ip", "addr", "add", "192.168.77.2/24", "dev", "mst0"});
+  Run(fx, "", {"ip", "route", "add", "default", "via", "192.168.77.1", "dev", "mst0"});
+  std::string c1 = fx.AddNetns("c1");
+  Json conf = Json::parse(MvConf("1.0.0", Json::object()));
+  conf.erase("master");
+  MustResult(Call("ADD", conf.dump(), c1, "ctr1"));
+  // The lower link lives in another namespace: ip names it by index.
+  CHECK(LinkJson(fx, c1, "eth0").value("link_index", 0) == LinkJson(fx, "", "mst0").value("ifindex", -1));
+  MustSucceed(Call("DEL", conf.dump(), c1, "ctr1"));
+  Cleanup(fx, {c1});
+}
+
+TEST_CASE("macvlan: a missing master is refused, nothing left behind", "[netns][macvlan]") {
+  NetnsFixture fx;
+  TempDir data;
+  std::string c1 = fx.AddNetns("c1");
+  RunResult add = Call("ADD", MvConf("1.0.0", HostLocal(data)), c1, "ctr1");
+  CHECK(add.exit_code != 0);
+  CHECK(ErrCode(add) == 7);
+  CHECK(absl::StrContains(ErrMsg(add), "master \"mst0\" not found"));
+  CHECK(std::filesystem::is_empty(data.path()));
+  CHECK(fx.Links(c1) == kOnlyLo);
+  Cleanup(fx, {c1}, false);
+}
+
+TEST_CASE("macvlan: DEL releases the address when the namespace is gone", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  TempDir data;
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MvConf("1.1.0", HostLocal(data));
+  MustResult(Call("ADD", conf, c1, "ctr1"));
+  MustSucceed(Call("STATUS", conf, "", ""));
+  fx.DelNetns(c1);
+  MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  MustSucceed(Call("DEL", conf, "", "ctr1"));
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(data.path())) {
+    if (e.is_regular_file() && cni::net::IpAddress::Parse(e.path().filename().string()).ok()) ++files;
+  }
+  CHECK(files == 0);
+  Cleanup(fx, {});
+}
+
+TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
+          "[netns][macvlan][differential]") {
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/macvlan")) {
+    WARN("no upstream macvlan: differential skipped");
+    return;
+  }
+  NetnsFixture fx;
+  MakeMaster(fx);
+  const Json extra = GENERATE(Json({{"mode", "private"}, {"mtu", 1400}}), Json({{"mode", "vepa"}}),
+                              Json::object());
+  INFO(extra.dump());
+  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24", Json::array({{{"dst", "0.0.0.0/0"}, {"gw", "10.44.0.1"}}})), extra);
+  struct Snap {
+    cni::Result result;
+    std::string link, addrs, routes;
+  };
+  auto snap = [&](const std::string& dir, const std::string& ns) {
+    Snap s;
+    s.result = MustResult(Call("ADD", conf, ns, "diff", dir));
+    for (cni::Interface& i : s.result.interfaces) {
+      i.mac.clear();
+      i.sandbox = "SANDBOX";
+    }
+    Json l = LinkJson(fx, ns, "eth0");
+    s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"]["info_data"].value("mode", ""), " ",
+                          l.value("operstate", ""));
+    s.addrs = Run(fx, ns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
+    s.routes = Run(fx, ns, {"ip", "route", "show"});
+    MustSucceed(Call("DEL", conf, ns, "diff", dir));
+    CHECK(fx.Links(ns) == kOnlyLo);
+    return s;
+  };
+  std::string up_ns = fx.AddNetns("up");
+  std::string our_ns = fx.AddNetns("ours");
+  Snap up = snap(kUpstreamDir, up_ns);
+  Snap ours = snap("", our_ns);
+  CHECK(ours.result == up.result);
+  CHECK(ours.link == up.link);
+  CHECK(ours.addrs == up.addrs);
+  CHECK(ours.routes == up.routes);
+  Cleanup(fx, {up_ns, our_ns});
+}

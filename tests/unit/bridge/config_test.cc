@@ -1,0 +1,173 @@
+// bridge configuration parsing and the pure ADD helpers. No root.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "bridge.h"
+#include "cni/error.h"
+#include "cni/types.h"
+#include "config.h"
+
+namespace {
+
+using cni::bridge::Config;
+
+absl::StatusOr<Config> Parse(const std::string& extra, const std::string& cni_args = "",
+                             const std::string& ipam = R"({"type":"static"})") {
+  std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"bridge")";
+  if (!ipam.empty()) text += R"(,"ipam":)" + ipam;
+  if (!extra.empty()) text += "," + extra;
+  text += "}";
+  absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
+  REQUIRE(conf.ok());
+  return cni::bridge::ParseConfig(*conf, cni_args);
+}
+
+int Code(const absl::StatusOr<Config>& c) { return cni::CodeOf(c.status()); }
+
+bool Says(const absl::StatusOr<Config>& c, absl::string_view text) {
+  return absl::StrContains(c.status().message(), text);
+}
+
+}  // namespace
+
+TEST_CASE("bridge config: defaults", "[bridge]") {
+  absl::StatusOr<Config> c = Parse("");
+  REQUIRE(c.ok());
+  CHECK(c->bridge == "cni0");
+  CHECK_FALSE(c->is_gateway);
+  CHECK(c->preserve_default_vlan);
+  CHECK(c->vlan == 0);
+  CHECK(c->trunk.empty());
+  CHECK_FALSE(c->vlan_filtering());
+  CHECK_FALSE(c->mac);
+  CHECK(c->ipam_type == "static");
+  CHECK(cni::bridge::RequireSupported(*c).ok());
+}
+
+TEST_CASE("bridge config: isDefaultGateway implies isGateway; keys are case-insensitive", "[bridge]") {
+  absl::StatusOr<Config> c = Parse(R"("ISDEFAULTGATEWAY":true,"Bridge":"br7")");
+  REQUIRE(c.ok());
+  CHECK(c->is_gateway);
+  CHECK(c->bridge == "br7");
+}
+
+TEST_CASE("bridge config: invalid values are code 7 before anything happens", "[bridge]") {
+  struct Case {
+    std::string extra, ipam, says;
+  } cases[] = {
+      {R"("bridge":"a-very-long-bridge-name")", R"({"type":"static"})", "bridge name"},
+      {R"("vlan":4095)", R"({"type":"static"})", "invalid VLAN ID 4095"},
+      {R"("vlan":-1)", R"({"type":"static"})", "invalid VLAN ID -1"},
+      {R"("hairpinMode":true,"promiscMode":true)", R"({"type":"static"})", "hairpin mode and promiscuous"},
+      {R"("disableContainerInterface":true)", R"({"type":"static"})", "disableContainerInterface"},
+      {R"("vlan":5,"vlanTrunk":[{"id":6}])", R"({"type":"static"})", "vlan and vlanTrunk"},
+      {R"("vlanTrunk":[{"minID":10}])", R"({"type":"static"})", "maxID is missing"},
+      {R"("vlanTrunk":[{"minID":10,"maxID":5}])", R"({"type":"static"})", "minID is greater"},
+      {R"("vlanTrunk":[{"id":0}])", R"({"type":"static"})", "incorrect trunk id"},
+      {R"("mtu":20)", R"({"type":"static"})", "mtu 20"},
+      {R"("ipMasqBackend":"pf")", R"({"type":"static"})", "ipMasqBackend"},
+      {R"("runtimeConfig":{"mac":"zz:00"})", R"({"type":"static"})", "MAC"},
+  };
+  for (const Case& k : cases) {
+    INFO(k.extra);
+    absl::StatusOr<Config> c = Parse(k.extra, "", k.ipam);
+    REQUIRE_FALSE(c.ok());
+    CHECK(Code(c) == 7);
+    CHECK(Says(c, k.says));
+  }
+}
+
+TEST_CASE("bridge config: wrong types are code 6", "[bridge]") {
+  CHECK(Code(Parse(R"("isGateway":"yes")")) == 6);
+  CHECK(Code(Parse(R"("vlan":"5")")) == 6);
+  CHECK(Code(Parse(R"("vlanTrunk":{"id":5})")) == 6);
+}
+
+TEST_CASE("bridge config: trunk ranges merge, sorted and unique", "[bridge]") {
+  absl::StatusOr<Config> c = Parse(R"("vlanTrunk":[{"id":7},{"minID":3,"maxID":5},{"id":4}])");
+  REQUIRE(c.ok());
+  CHECK(c->trunk == std::vector<int>{3, 4, 5, 7});
+  CHECK(c->vlan_filtering());
+}
+
+TEST_CASE("bridge config: MAC sources, later wins", "[bridge]") {
+  const std::string a = "MAC=02:00:00:00:00:0a";
+  CHECK(Parse("", a)->mac->ToString() == "02:00:00:00:00:0a");
+  CHECK(Parse(R"("args":{"cni":{"mac":"02:00:00:00:00:0b"}})", a)->mac->ToString() ==
+        "02:00:00:00:00:0b");
+  CHECK(Parse(R"("args":{"cni":{"mac":"02:00:00:00:00:0b"}},"runtimeConfig":{"mac":"02:00:00:00:00:0c"})",
+              a)
+            ->mac->ToString() == "02:00:00:00:00:0c");
+  // Unknown CNI_ARGS keys are refused unless IgnoreUnknown, as upstream does.
+  CHECK(Code(Parse("", "FOO=1")) == 4);
+  CHECK(Parse("", "FOO=1;IgnoreUnknown=1").ok());
+}
+
+TEST_CASE("bridge config: ipMasq and macspoofchk are refused with code 2", "[bridge]") {
+  absl::StatusOr<Config> c = Parse(R"("ipMasq":true)");
+  REQUIRE(c.ok());
+  CHECK(cni::CodeOf(cni::bridge::RequireSupported(*c)) == 2);
+  c = Parse(R"("macspoofchk":true)");
+  REQUIRE(c.ok());
+  CHECK(cni::CodeOf(cni::bridge::RequireSupported(*c)) == 2);
+}
+
+TEST_CASE("bridge: gateways and the default route", "[bridge]") {
+  Config config;
+  config.is_gateway = true;
+  config.is_default_gateway = true;
+  cni::Result r;
+  cni::IpConfig v4;
+  v4.address = *cni::net::IpPrefix::Parse("10.1.2.7/24");
+  cni::IpConfig v6;
+  v6.address = *cni::net::IpPrefix::Parse("fd00:1::7/64");
+  v6.gateway = *cni::net::IpAddress::Parse("fd00:1::fe");
+  r.ips = {v4, v6};
+  std::vector<cni::net::IpPrefix> gws = cni::bridge::ApplyGateways(config, r);
+  REQUIRE(gws.size() == 2);
+  CHECK(gws[0].ToString() == "10.1.2.1/24");
+  CHECK(gws[1].ToString() == "fd00:1::fe/64");
+  CHECK(r.ips[0].interface == 2);
+  CHECK(r.ips[0].gateway->ToString() == "10.1.2.1");
+  REQUIRE(r.routes.size() == 2);
+  CHECK(r.routes[0].dst.ToString() == "0.0.0.0/0");
+  CHECK(r.routes[0].gw->ToString() == "10.1.2.1");
+  CHECK(r.routes[1].dst.ToString() == "::/0");
+
+  // An IPAM default route with a gateway is kept, not doubled.
+  cni::Result r2;
+  r2.ips = {v4};
+  cni::Route def;
+  def.dst = *cni::net::IpPrefix::Parse("0.0.0.0/0");
+  def.gw = *cni::net::IpAddress::Parse("10.1.2.254");
+  r2.routes = {def};
+  cni::bridge::ApplyGateways(config, r2);
+  CHECK(r2.routes.size() == 1);
+
+  // Without isGateway nothing is invented.
+  Config plain;
+  cni::Result r3;
+  r3.ips = {v4};
+  CHECK(cni::bridge::ApplyGateways(plain, r3).empty());
+  CHECK_FALSE(r3.ips[0].gateway);
+  CHECK(r3.routes.empty());
+}
+
+TEST_CASE("bridge: VLAN plan", "[bridge]") {
+  Config c;
+  c.vlan = 100;
+  cni::bridge::VlanPlan p = cni::bridge::PlanVlans(c);
+  CHECK_FALSE(p.remove_default);
+  CHECK(p.untagged_pvid == std::vector<int>{100});
+  c.preserve_default_vlan = false;
+  CHECK(cni::bridge::PlanVlans(c).remove_default);
+  Config t;
+  t.trunk = {5, 6};
+  t.preserve_default_vlan = false;
+  p = cni::bridge::PlanVlans(t);
+  CHECK(p.remove_default);
+  CHECK(p.untagged_pvid.empty());
+  CHECK(p.tagged == std::vector<int>{5, 6});
+}
