@@ -33,6 +33,7 @@ LinkInfo InfoOf(rtnl_link* l) {
   info.link = rtnl_link_get_link(l);
   int32_t nsid = 0;
   if (rtnl_link_get_link_netnsid(l, &nsid) == 0) info.link_netnsid = nsid;
+  info.txqlen = static_cast<int>(rtnl_link_get_txqlen(l));
   return info;
 }
 
@@ -78,6 +79,8 @@ std::string VethWhat(const VethSpec& spec) {
 }  // namespace
 
 bool LinkInfo::up() const { return (flags & IFF_UP) != 0; }
+bool LinkInfo::promisc() const { return (flags & IFF_PROMISC) != 0; }
+bool LinkInfo::allmulti() const { return (flags & IFF_ALLMULTI) != 0; }
 
 absl::StatusOr<LinkInfo> LinkByName(NetlinkSocket& sock, absl::string_view name) {
   std::string n(name);
@@ -222,6 +225,60 @@ absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view nam
   // Someone else (the peer's namespace going away) may have deleted it first.
   if (absl::IsNotFound(st)) return absl::OkStatus();
   return st;
+}
+
+// ---- Attributes the tuning plugin changes ----
+
+namespace {
+// Sets or clears one IFF_* flag; ifi_change carries only that flag, so the
+// other flags (up, ...) are left alone.
+absl::Status SetFlag(NetlinkSocket& sock, const LinkInfo& link, unsigned flag, bool on,
+                     absl::string_view name) {
+  return ChangeWith(sock, link,
+                    absl::StrCat("turning ", name, on ? " on" : " off", " on ", Quoted(link.name)),
+                    [flag, on](rtnl_link* c) {
+                      if (on) {
+                        rtnl_link_set_flags(c, flag);
+                      } else {
+                        rtnl_link_unset_flags(c, flag);
+                      }
+                    });
+}
+}  // namespace
+
+absl::Status SetLinkPromiscuous(NetlinkSocket& sock, const LinkInfo& link, bool on) {
+  return SetFlag(sock, link, IFF_PROMISC, on, "promiscuous mode");
+}
+
+absl::Status SetLinkAllmulti(NetlinkSocket& sock, const LinkInfo& link, bool on) {
+  return SetFlag(sock, link, IFF_ALLMULTI, on, "all-multicast mode");
+}
+
+absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen) {
+  return ChangeWith(sock, link,
+                    absl::StrCat("setting txqueuelen ", txqlen, " on ", Quoted(link.name)),
+                    [txqlen](rtnl_link* c) { rtnl_link_set_txqlen(c, static_cast<unsigned>(txqlen)); });
+}
+
+absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
+  std::string what = absl::StrCat("creating ifb ", Quoted(spec.name));
+  RtnlLinkPtr link(rtnl_link_alloc());
+  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  if (int rc = rtnl_link_set_type(link.get(), "ifb"); rc < 0) return NlError(rc, what);
+  rtnl_link_set_name(link.get(), spec.name.c_str());
+  if (spec.mtu > 0) rtnl_link_set_mtu(link.get(), static_cast<unsigned>(spec.mtu));
+  // IFLA_TXQLEN is always sent: upstream creates its ifb with a queue length of 0.
+  rtnl_link_set_txqlen(link.get(), static_cast<unsigned>(spec.txqlen));
+  rtnl_link_set_flags(link.get(), IFF_UP);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  if (absl::Status st = sock.Transact(msg.get(), what); !st.ok() || spec.alias.empty()) return st;
+  // The kernel ignores IFLA_IFALIAS when creating a link: set it afterwards.
+  absl::StatusOr<LinkInfo> created = LinkByName(sock, spec.name);
+  if (!created.ok()) return created.status();
+  return SetLinkAlias(sock, *created, spec.alias);
 }
 
 }  // namespace cni::net

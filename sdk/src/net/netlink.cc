@@ -7,7 +7,10 @@
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/action.h>
+#include <netlink/route/classifier.h>
 #include <netlink/route/nexthop.h>
+#include <netlink/route/qdisc.h>
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
 #include <sys/socket.h>
@@ -29,6 +32,9 @@ void NlDeleter::operator()(rtnl_link* p) const { rtnl_link_put(p); }
 void NlDeleter::operator()(rtnl_addr* p) const { rtnl_addr_put(p); }
 void NlDeleter::operator()(rtnl_route* p) const { rtnl_route_put(p); }
 void NlDeleter::operator()(rtnl_nexthop* p) const { rtnl_route_nh_free(p); }
+void NlDeleter::operator()(rtnl_qdisc* p) const { rtnl_qdisc_put(p); }
+void NlDeleter::operator()(rtnl_cls* p) const { rtnl_cls_put(p); }
+void NlDeleter::operator()(rtnl_act* p) const { rtnl_act_put(p); }
 
 namespace {
 

@@ -35,6 +35,10 @@ struct LinkInfo {
   // namespace (then link_netnsid is set, relative to this link's namespace).
   int link = 0;
   std::optional<int> link_netnsid;
+  int txqlen = 0;          // IFLA_TXQLEN, the transmit queue length
+
+  bool promisc() const;    // IFF_PROMISC (as set by a user, not by bridging)
+  bool allmulti() const;   // IFF_ALLMULTI
 
   bool up() const;  // IFF_UP
 };
@@ -83,5 +87,22 @@ absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Ne
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
 // DEL helper: deletes the link called `name`; a missing link is success.
 absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name);
+
+// ---- Attributes the tuning plugin changes ----
+// (Named so as not to clash with bridge.h's SetLinkPromisc, which predates this.)
+absl::Status SetLinkPromiscuous(NetlinkSocket& sock, const LinkInfo& link, bool on);
+absl::Status SetLinkAllmulti(NetlinkSocket& sock, const LinkInfo& link, bool on);
+absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen);
+
+// An ifb (intermediate functional block) device, as the bandwidth plugin uses
+// for egress shaping: created up, with `mtu` (0: default) and `txqlen` (upstream
+// creates it with 0), and `alias` when not empty. EEXIST is absl::AlreadyExists.
+struct IfbSpec {
+  std::string name;
+  int mtu = 0;
+  int txqlen = 0;
+  std::string alias;
+};
+absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec);
 
 }  // namespace cni::net

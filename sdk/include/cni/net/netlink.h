@@ -27,6 +27,9 @@ struct rtnl_link;
 struct rtnl_addr;
 struct rtnl_route;
 struct rtnl_nexthop;
+struct rtnl_qdisc;
+struct rtnl_cls;
+struct rtnl_act;
 
 namespace cni::net {
 
@@ -40,6 +43,9 @@ struct NlDeleter {
   void operator()(rtnl_addr* p) const;
   void operator()(rtnl_route* p) const;
   void operator()(rtnl_nexthop* p) const;
+  void operator()(rtnl_qdisc* p) const;
+  void operator()(rtnl_cls* p) const;
+  void operator()(rtnl_act* p) const;
 };
 
 using NlSockPtr = std::unique_ptr<nl_sock, NlDeleter>;
@@ -50,6 +56,9 @@ using RtnlLinkPtr = std::unique_ptr<rtnl_link, NlDeleter>;
 using RtnlAddrPtr = std::unique_ptr<rtnl_addr, NlDeleter>;
 using RtnlRoutePtr = std::unique_ptr<rtnl_route, NlDeleter>;
 using RtnlNexthopPtr = std::unique_ptr<rtnl_nexthop, NlDeleter>;
+using RtnlQdiscPtr = std::unique_ptr<rtnl_qdisc, NlDeleter>;
+using RtnlClsPtr = std::unique_ptr<rtnl_cls, NlDeleter>;
+using RtnlActPtr = std::unique_ptr<rtnl_act, NlDeleter>;
 
 // A status for a kernel errno (positive), `what` naming the operation and the
 // object: `creating veth "veth1a2b3c4d": File exists`. The canonical code tells

@@ -1,0 +1,32 @@
+// The bandwidth plugin (chained after a veth plugin such as ptp or bridge):
+// shapes traffic to the container with a TBF on the host-side veth, and
+// traffic from it by redirecting the veth's ingress to an ifb device that
+// carries a TBF. Everything through rtnetlink; no `tc` process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/skel.h"
+#include "cni/types.h"
+
+namespace cni::bandwidth {
+
+absl::StatusOr<Result> Add(const CmdArgs& args);
+absl::Status Del(const CmdArgs& args);
+absl::Status Check(const CmdArgs& args);
+// Deletes this network's ifb devices whose container is not in the valid list.
+absl::Status Gc(const CmdArgs& args);
+absl::Status Status(const CmdArgs& args);
+PluginFuncs Funcs();
+
+// prevResult exists from 0.3.0: the versions where chaining is possible.
+std::vector<std::string> SupportedVersions();
+
+// The alias our ifb devices carry, so GC can tell whose they are:
+// "cni-bandwidth <network> <containerID>" (names and IDs have no spaces).
+std::string IfbAlias(const std::string& network, const std::string& container_id);
+
+}  // namespace cni::bandwidth

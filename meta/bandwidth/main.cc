@@ -1,0 +1,7 @@
+#include "bandwidth.h"
+#include "cni/skel.h"
+
+int main() {
+  return cni::PluginMain(cni::bandwidth::Funcs(),
+                         {cni::bandwidth::SupportedVersions(), cni::AboutLine("bandwidth")});
+}

@@ -1,0 +1,210 @@
+#include "config.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "cni/args.h"
+#include "cni/error.h"
+#include "cni/json.h"
+
+namespace cni::tuning {
+namespace {
+
+absl::Status Invalid(absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("tuning: ", msg));
+}
+
+// The link attributes that may come from the config and from args.cni.
+struct LinkKeys {
+  std::optional<std::string> mac;
+  std::optional<bool> promisc;
+  std::optional<int64_t> mtu;
+  std::optional<bool> allmulti;
+  std::optional<int64_t> txqlen;
+};
+
+absl::StatusOr<LinkKeys> ReadLinkKeys(const Json& obj) {
+  LinkKeys k;
+  absl::StatusOr<std::optional<std::string>> mac = GetString(obj, "mac");
+  if (!mac.ok()) return mac.status();
+  k.mac = *mac;
+  absl::StatusOr<std::optional<bool>> promisc = GetBool(obj, "promisc");
+  if (!promisc.ok()) return promisc.status();
+  k.promisc = *promisc;
+  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(obj, "mtu");
+  if (!mtu.ok()) return mtu.status();
+  k.mtu = *mtu;
+  absl::StatusOr<std::optional<bool>> allmulti = GetBool(obj, "allmulti");
+  if (!allmulti.ok()) return allmulti.status();
+  k.allmulti = *allmulti;
+  absl::StatusOr<std::optional<int64_t>> txqlen = GetInt(obj, "txQLen");
+  if (!txqlen.ok()) return txqlen.status();
+  k.txqlen = *txqlen;
+  return k;
+}
+
+// Merges a "sysctl" object into `out` (later calls win for the same key).
+absl::Status ReadSysctls(const Json& obj, std::map<std::string, std::string>& out) {
+  absl::StatusOr<std::optional<Json>> sysctl = GetObject(obj, "sysctl");
+  if (!sysctl.ok()) return sysctl.status();
+  if (!*sysctl) return absl::OkStatus();
+  if (!(*sysctl)->is_object()) {
+    return Error(ErrorCode::kDecodingFailure, "tuning: \"sysctl\" must be an object of strings");
+  }
+  for (const auto& [key, value] : (*sysctl)->items()) {
+    if (!value.is_string()) {
+      return Error(ErrorCode::kDecodingFailure,
+                   absl::StrCat("tuning: sysctl \"", key, "\" must have a string value"));
+    }
+    out[key] = value.get<std::string>();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SysctlPath(absl::string_view key, absl::string_view ifname) {
+  std::string k = absl::StrReplaceAll(key, {{".", "/"}});
+  if (size_t pos = k.find("IFNAME"); pos != std::string::npos) k.replace(pos, 6, std::string(ifname));
+  // Clean the path as filepath.Join does, then insist on net/<something>.
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(k, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (parts.empty()) return Invalid(absl::StrCat("invalid net sysctl key \"", key, "\""));
+      parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  // An absolute key ("/proc/sys/net/...") is refused too: upstream joins it
+  // under /proc/sys, where it names nothing.
+  if (absl::StartsWith(key, "/") || parts.size() < 2 || parts[0] != "net") {
+    return Invalid(absl::StrCat("invalid net sysctl key \"", key,
+                                "\": it must name a file below /proc/sys/net"));
+  }
+  return absl::StrJoin(parts, "/");
+}
+
+absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
+                                   absl::string_view ifname) {
+  Config c;
+  c.name = conf.name;
+  const Json& raw = conf.raw;
+
+  absl::StatusOr<std::string> data_dir = ParseDataDir(conf);
+  if (!data_dir.ok()) return data_dir.status();
+  c.data_dir = *data_dir;
+
+  std::map<std::string, std::string> sysctls;
+  if (absl::Status st = ReadSysctls(raw, sysctls); !st.ok()) return st;
+  absl::StatusOr<LinkKeys> keys = ReadLinkKeys(raw);
+  if (!keys.ok()) return keys.status();
+
+  // CNI_ARGS "MAC", then runtimeConfig.mac, then args.cni.*: later wins.
+  absl::StatusOr<CniArgs> env_args = CniArgs::Parse(cni_args, {"MAC"});
+  if (!env_args.ok()) return env_args.status();
+  if (std::optional<std::string> mac = env_args->Mac(); mac && !mac->empty()) keys->mac = *mac;
+  absl::StatusOr<std::optional<std::string>> rt_mac = GetString(conf.runtime_config, "mac");
+  if (!rt_mac.ok()) return rt_mac.status();
+  if (*rt_mac && !(*rt_mac)->empty()) keys->mac = **rt_mac;
+
+  Json args_cni = ArgsCni(conf.args);
+  if (absl::Status st = ReadSysctls(args_cni, sysctls); !st.ok()) return st;
+  absl::StatusOr<LinkKeys> arg_keys = ReadLinkKeys(args_cni);
+  if (!arg_keys.ok()) return arg_keys.status();
+  if (arg_keys->mac) keys->mac = arg_keys->mac;
+  if (arg_keys->promisc) keys->promisc = arg_keys->promisc;
+  if (arg_keys->mtu) keys->mtu = arg_keys->mtu;
+  if (arg_keys->allmulti) keys->allmulti = arg_keys->allmulti;
+  if (arg_keys->txqlen) keys->txqlen = arg_keys->txqlen;
+
+  for (const auto& [key, value] : sysctls) {
+    absl::StatusOr<std::string> path = SysctlPath(key, ifname);
+    if (!path.ok()) return path.status();
+    c.sysctls.push_back({key, *path, value});
+  }
+  // An empty MAC means "not set", as upstream's omitempty string.
+  if (keys->mac && !keys->mac->empty()) {
+    absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*keys->mac);
+    if (!mac.ok()) return Invalid(absl::StrCat("invalid MAC address \"", *keys->mac, "\""));
+    c.mac = *mac;
+  }
+  c.promisc = keys->promisc.value_or(false);
+  if (keys->mtu) {
+    if (*keys->mtu < 0 || *keys->mtu > 65535) {
+      return Invalid(absl::StrCat("mtu ", *keys->mtu, " is out of range (0-65535)"));
+    }
+    c.mtu = static_cast<int>(*keys->mtu);
+  }
+  c.allmulti = keys->allmulti;
+  if (keys->txqlen) {
+    if (*keys->txqlen < 0 || *keys->txqlen > UINT32_MAX / 2) {
+      return Invalid(absl::StrCat("txQLen ", *keys->txqlen, " is out of range"));
+    }
+    c.txqlen = static_cast<int>(*keys->txqlen);
+  }
+  return c;
+}
+
+absl::Status CheckAllowlist(const Config& config, absl::string_view text) {
+  std::vector<std::string> patterns;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) patterns.emplace_back(line);
+  }
+  std::vector<std::regex> compiled;
+  for (const std::string& p : patterns) {
+    try {
+      compiled.emplace_back(p, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      return Invalid(absl::StrCat("sysctl allowlist: invalid regular expression \"", p, "\""));
+    }
+  }
+  for (const Sysctl& s : config.sysctls) {
+    bool ok = false;
+    for (const std::regex& re : compiled) {
+      if (std::regex_search(s.key, re)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) {
+      return Invalid(absl::StrCat("sysctl ", s.key, " is not allowed. Only the following sysctls are allowed: [",
+                                  absl::StrJoin(patterns, " "), "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAllowlistFile(const Config& config, const std::string& path) {
+  if (config.sysctls.empty()) return absl::OkStatus();
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return Error(ErrorCode::kIoFailure, absl::StrCat("tuning: reading sysctl allowlist ", path,
+                                                     ": ", std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return CheckAllowlist(config, text.str());
+}
+
+absl::StatusOr<std::string> ParseDataDir(const NetConf& conf) {
+  absl::StatusOr<std::optional<std::string>> dir = GetString(conf.raw, "dataDir");
+  if (!dir.ok()) return dir.status();
+  if (!*dir || (*dir)->empty()) return std::string(kDefaultDataDir);
+  return **dir;
+}
+
+}  // namespace cni::tuning

@@ -1,0 +1,72 @@
+// Configuration of the tuning plugin: the keys it reads from the network
+// configuration, args.cni, runtimeConfig and CNI_ARGS, parsed and validated
+// before any side effect (DESIGN rule 3).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/net/ip.h"
+#include "cni/types.h"
+
+namespace cni::tuning {
+
+inline constexpr absl::string_view kDefaultDataDir = "/run/cni/tuning";
+inline constexpr absl::string_view kDefaultAllowlist = "/etc/cni/tuning/allowlist.conf";
+// The runtime's environment may point the allowlist elsewhere (tests do). It is
+// deliberately not a config key: whoever writes the config must not be able to
+// choose the list that restricts it.
+inline constexpr absl::string_view kAllowlistEnv = "CNI_TUNING_ALLOWLIST";
+
+struct Sysctl {
+  std::string key;    // as written in the config ("net.ipv4.conf.IFNAME.rp_filter")
+  std::string path;   // resolved, relative to /proc/sys ("net/ipv4/conf/eth0/rp_filter")
+  std::string value;
+};
+
+struct Config {
+  std::vector<Sysctl> sysctls;          // sorted by key (the map's order)
+  std::optional<net::MacAddress> mac;
+  bool promisc = false;                 // true: turn promiscuous mode on
+  int mtu = 0;                          // 0: leave alone
+  std::optional<bool> allmulti;
+  std::optional<int> txqlen;
+  std::string data_dir;
+  std::string name;                     // the network's name (recorded in backups, for GC)
+
+  // True if ADD changes a link attribute (and so saves a backup first).
+  bool ChangesLink() const { return mac || promisc || mtu != 0 || allmulti || txqlen; }
+};
+
+// Parses the configuration. Later sources win, as upstream: config keys <
+// CNI_ARGS MAC < runtimeConfig.mac < args.cni.*. `ifname` resolves IFNAME in
+// sysctl keys. Wrong types are code 6; bad values (a MAC that does not parse,
+// negative mtu/txQLen, a sysctl key outside /proc/sys/net) code 7; unknown
+// CNI_ARGS keys code 4 (unless IgnoreUnknown).
+absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
+                                   absl::string_view ifname);
+
+// The sysctl key as a path relative to /proc/sys: every '.' becomes '/', then
+// the first "IFNAME" becomes `ifname` (so names with dots work), and the
+// result, cleaned lexically, must name something below net/. Code 7 otherwise.
+absl::StatusOr<std::string> SysctlPath(absl::string_view key, absl::string_view ifname);
+
+// Checks every sysctl key against the allowlist `text` (one ECMAScript regex
+// per line, searched anywhere in the key as Go's regexp.MatchString does;
+// blank lines ignored). Code 7 naming the first key that no line matches.
+absl::Status CheckAllowlist(const Config& config, absl::string_view text);
+
+// Reads the allowlist file at `path` and checks it; a missing file allows
+// everything (upstream's rule).
+absl::Status CheckAllowlistFile(const Config& config, const std::string& path);
+
+// Only the dataDir (DEL needs nothing else, and must work even when other keys
+// have become invalid).
+absl::StatusOr<std::string> ParseDataDir(const NetConf& conf);
+
+}  // namespace cni::tuning

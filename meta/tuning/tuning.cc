@@ -1,0 +1,273 @@
+#include "tuning.h"
+
+#include <filesystem>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "backup.h"
+#include "cni/error.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+#include "cni/net/sysctl.h"
+
+namespace cni::tuning {
+namespace {
+
+absl::Status NotChained() {
+  return Error(ErrorCode::kInvalidNetworkConfig,
+               "tuning: must be called as a chained plugin (prevResult is required)");
+}
+
+// Puts back what `b` saved, in upstream's order; keeps going past failures and
+// reports them all.
+absl::Status RestoreLink(net::NetlinkSocket& sock, const net::LinkInfo& link, const Backup& b) {
+  std::vector<std::string> errors;
+  auto note = [&errors](const absl::Status& st) {
+    if (!st.ok()) errors.emplace_back(st.message());
+  };
+  if (b.mtu != 0) note(net::SetLinkMtu(sock, link, b.mtu));
+  if (!b.mac.empty()) {
+    absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(b.mac);
+    note(mac.ok() ? net::SetLinkMac(sock, link, *mac) : mac.status());
+  }
+  if (b.promisc) note(net::SetLinkPromiscuous(sock, link, *b.promisc));
+  if (b.allmulti) note(net::SetLinkAllmulti(sock, link, *b.allmulti));
+  if (b.txqlen) note(net::SetLinkTxQLen(sock, link, *b.txqlen));
+  if (errors.empty()) return absl::OkStatus();
+  return Error(ErrorCode::kInternal,
+               absl::StrCat("tuning: restoring \"", link.name, "\": ", absl::StrJoin(errors, "; ")));
+}
+
+Backup BackupOf(const Config& c, const net::LinkInfo& link) {
+  Backup b;
+  if (c.mac) b.mac = link.mac.ToString();
+  if (c.promisc) b.promisc = link.promisc();
+  if (c.mtu != 0) b.mtu = link.mtu;
+  if (c.allmulti) b.allmulti = link.allmulti();
+  if (c.txqlen) b.txqlen = link.txqlen;
+  b.network = c.name;
+  return b;
+}
+
+// The body of ADD, on a thread inside the container namespace. A failure
+// undoes what was done: sysctls get their old values, the link its backup.
+absl::Status ApplyHere(const Config& c, const CmdArgs& args, const std::string& backup_path) {
+  std::vector<std::pair<std::string, std::string>> old_sysctls;
+  std::optional<net::NetlinkSocket> sock;
+  std::optional<net::LinkInfo> link;
+  std::optional<Backup> backup;
+  bool done = false;
+  absl::Cleanup undo = [&] {
+    if (done) return;
+    for (auto it = old_sysctls.rbegin(); it != old_sysctls.rend(); ++it) {
+      (void)net::WriteSysctlHere(it->first, it->second);
+    }
+    if (backup) {
+      (void)RestoreLink(*sock, *link, *backup);
+      (void)RemoveBackup(backup_path);
+    }
+  };
+
+  if (c.ChangesLink()) {
+    absl::StatusOr<net::NetlinkSocket> s = net::NetlinkSocket::Open();
+    if (!s.ok()) return s.status();
+    sock.emplace(*std::move(s));
+    absl::StatusOr<net::LinkInfo> l = net::LinkByName(*sock, args.ifname);
+    if (!l.ok()) return Annotate(l.status(), "tuning");
+    link = *l;
+    // The originals go to disk before the first change (sysctls included).
+    Backup b = BackupOf(c, *link);
+    if (absl::Status st = WriteBackup(backup_path, b); !st.ok()) return st;
+    backup = b;
+  }
+
+  for (const Sysctl& s : c.sysctls) {
+    absl::StatusOr<std::string> old = net::ReadSysctlHere(s.path);
+    if (!old.ok()) return Annotate(old.status(), "tuning");
+    if (absl::Status st = net::WriteSysctlHere(s.path, s.value); !st.ok()) {
+      return Annotate(st, "tuning");
+    }
+    old_sysctls.emplace_back(s.path, *old);
+  }
+
+  if (link) {
+    absl::Status st;
+    if (c.mac) st.Update(net::SetLinkMac(*sock, *link, *c.mac));
+    if (st.ok() && c.promisc) st.Update(net::SetLinkPromiscuous(*sock, *link, true));
+    if (st.ok() && c.mtu != 0) st.Update(net::SetLinkMtu(*sock, *link, c.mtu));
+    if (st.ok() && c.allmulti) st.Update(net::SetLinkAllmulti(*sock, *link, *c.allmulti));
+    if (st.ok() && c.txqlen) st.Update(net::SetLinkTxQLen(*sock, *link, *c.txqlen));
+    if (!st.ok()) return Annotate(st, "tuning");
+  }
+  done = true;
+  return absl::OkStatus();
+}
+
+// The checks of CHECK, on a thread inside the container namespace.
+absl::Status VerifyHere(const Config& c, const CmdArgs& args) {
+  for (const Sysctl& s : c.sysctls) {
+    absl::StatusOr<std::string> cur = net::ReadSysctlHere(s.path);
+    if (!cur.ok()) return Annotate(cur.status(), "tuning");
+    if (!SameSysctlValue(s.value, *cur)) {
+      return Error(ErrorCode::kInternal,
+                   absl::StrCat("tuning: configured value of /proc/sys/", s.path, " is \"", s.value,
+                                "\", current value is \"", *cur, "\""));
+    }
+  }
+  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
+  if (!sock.ok()) return sock.status();
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, args.ifname);
+  if (!link.ok()) return Annotate(link.status(), "tuning: container link");
+  auto mismatch = [&](absl::string_view what, auto want, auto have) {
+    return Error(ErrorCode::kInternal, absl::StrCat("tuning: configured ", what, " of \"", args.ifname,
+                                                    "\" is ", want, ", current value is ", have));
+  };
+  if (c.mac && *c.mac != link->mac) return mismatch("MAC", c.mac->ToString(), link->mac.ToString());
+  // As upstream: promisc false means "must be off", not "don't care".
+  if (c.promisc != link->promisc()) {
+    return mismatch("promiscuous mode", c.promisc ? "on" : "off", link->promisc() ? "on" : "off");
+  }
+  if (c.mtu != 0 && c.mtu != link->mtu) return mismatch("MTU", c.mtu, link->mtu);
+  if (c.allmulti && *c.allmulti != link->allmulti()) {
+    return mismatch("all-multicast mode", *c.allmulti ? "on" : "off", link->allmulti() ? "on" : "off");
+  }
+  if (c.txqlen && *c.txqlen != link->txqlen) {
+    return mismatch("transmit queue length", *c.txqlen, link->txqlen);
+  }
+  return absl::OkStatus();
+}
+
+// Parses everything ADD and CHECK need; both refuse an unchained call.
+absl::StatusOr<std::pair<Config, Result>> ParseChained(const CmdArgs& args) {
+  absl::StatusOr<Config> c = ParseConfig(args.conf, args.args, args.ifname);
+  if (!c.ok()) return c.status();
+  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
+  if (!prev.ok()) return prev.status();
+  if (!*prev) return NotChained();
+  return std::make_pair(*std::move(c), **std::move(prev));
+}
+
+}  // namespace
+
+std::string AllowlistPath(const CmdArgs& args) {
+  std::string prefix = absl::StrCat(kAllowlistEnv, "=");
+  for (const std::string& kv : args.env) {
+    if (absl::StartsWith(kv, prefix) && kv.size() > prefix.size()) return kv.substr(prefix.size());
+  }
+  return std::string(kDefaultAllowlist);
+}
+
+bool SameSysctlValue(absl::string_view configured, absl::string_view current) {
+  std::vector<absl::string_view> a = absl::StrSplit(configured, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  std::vector<absl::string_view> b = absl::StrSplit(current, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  return a == b;
+}
+
+absl::StatusOr<Result> Add(const CmdArgs& args) {
+  absl::StatusOr<std::pair<Config, Result>> parsed = ParseChained(args);
+  if (!parsed.ok()) return parsed.status();
+  auto& [config, result] = *parsed;
+  if (absl::Status st = CheckAllowlistFile(config, AllowlistPath(args)); !st.ok()) return st;
+
+  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
+  if (!ns.ok()) return ns.status();
+  std::string backup_path = BackupPath(config.data_dir, args.container_id, args.ifname);
+  if (absl::Status st = ns->Run([&] { return ApplyHere(config, args, backup_path); }); !st.ok()) {
+    return st;
+  }
+  if (config.mac) {
+    for (Interface& iface : result.interfaces) {
+      if (iface.name == args.ifname) iface.mac = config.mac->ToString();
+    }
+  }
+  result.cni_version = args.conf.cni_version;
+  return result;
+}
+
+absl::Status Del(const CmdArgs& args) {
+  absl::StatusOr<std::string> dir = ParseDataDir(args.conf);
+  if (!dir.ok()) return dir.status();
+  std::string path = BackupPath(*dir, args.container_id, args.ifname);
+  absl::StatusOr<std::optional<Backup>> backup = ReadBackup(path);
+  if (!backup.ok()) {
+    // A file that is not a backup cannot be restored from; keeping it would
+    // only leak it (upstream ignores it too).
+    if (CodeOf(backup.status()) == static_cast<int>(ErrorCode::kDecodingFailure)) {
+      return RemoveBackup(path);
+    }
+    return backup.status();
+  }
+  if (!*backup) return absl::OkStatus();
+
+  // No namespace or no interface: nothing left to restore, only the file.
+  if (args.netns.empty()) return RemoveBackup(path);
+  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
+  if (absl::IsNotFound(ns.status())) return RemoveBackup(path);
+  if (!ns.ok()) return ns.status();
+  absl::Status st = ns->Run([&]() -> absl::Status {
+    absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
+    if (!sock.ok()) return sock.status();
+    absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, args.ifname);
+    if (absl::IsNotFound(link.status())) return absl::OkStatus();
+    if (!link.ok()) return link.status();
+    return RestoreLink(*sock, *link, **backup);
+  });
+  if (!st.ok()) return st;  // keep the file: a later DEL may succeed
+  return RemoveBackup(path);
+}
+
+absl::Status Check(const CmdArgs& args) {
+  absl::StatusOr<std::pair<Config, Result>> parsed = ParseChained(args);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
+  if (!ns.ok()) return ns.status();
+  return ns->Run([&] { return VerifyHere(parsed->first, args); });
+}
+
+absl::Status Gc(const CmdArgs& args) {
+  absl::StatusOr<std::string> dir = ParseDataDir(args.conf);
+  if (!dir.ok()) return dir.status();
+  std::set<std::string> keep;
+  for (const Attachment& a : args.conf.valid_attachments) {
+    keep.insert(BackupPath(*dir, a.container_id, a.ifname));
+  }
+  std::error_code ec;
+  std::filesystem::directory_iterator it(*dir, ec);
+  if (ec) return absl::OkStatus();  // no directory: nothing to collect
+  std::vector<std::string> errors;
+  for (const auto& entry : it) {
+    std::string path = absl::StrCat(*dir, "/", entry.path().filename().string());
+    if (!entry.is_regular_file() || !absl::EndsWith(path, ".json") || keep.count(path)) continue;
+    absl::StatusOr<std::optional<Backup>> b = ReadBackup(path);
+    // Only files this network wrote: the directory is shared by every network
+    // using tuning, and upstream's files do not say whose they are.
+    if (!b.ok() || !*b || (*b)->network != args.conf.name) continue;
+    if (absl::Status st = RemoveBackup(path); !st.ok()) errors.emplace_back(st.message());
+  }
+  if (errors.empty()) return absl::OkStatus();
+  return Error(ErrorCode::kIoFailure, absl::StrJoin(errors, "; "));
+}
+
+absl::Status Status(const CmdArgs& args) {
+  absl::StatusOr<Config> c = ParseConfig(args.conf, args.args, args.ifname);
+  return c.status();
+}
+
+PluginFuncs Funcs() {
+  PluginFuncs f;
+  f.add = Add;
+  f.del = Del;
+  f.check = Check;
+  f.gc = Gc;
+  f.status = Status;
+  return f;
+}
+
+}  // namespace cni::tuning

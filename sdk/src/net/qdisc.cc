@@ -1,0 +1,198 @@
+#include "cni/net/qdisc.h"
+
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_mirred.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/action.h>
+#include <netlink/route/act/mirred.h>
+#include <netlink/route/classifier.h>
+#include <netlink/route/cls/u32.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/tc.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace cni::net {
+namespace {
+
+std::string On(int ifindex) { return absl::StrCat(" on link #", ifindex); }
+
+rtnl_tc* Tc(void* obj) { return static_cast<rtnl_tc*>(obj); }
+
+// Collects the qdiscs of one device from a dump.
+struct DumpState {
+  int ifindex = 0;
+  std::vector<QdiscInfo>* out = nullptr;
+};
+
+int OnQdisc(nl_msg* msg, void* arg) {
+  auto* state = static_cast<DumpState*>(arg);
+  nlmsghdr* hdr = nlmsg_hdr(msg);
+  if (hdr->nlmsg_type != RTM_NEWQDISC) return NL_OK;
+  const auto* tcm = static_cast<const tcmsg*>(nlmsg_data(hdr));
+  if (tcm->tcm_ifindex != state->ifindex) return NL_OK;
+  nlattr* tb[TCA_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(tcmsg), tb, TCA_MAX, nullptr) < 0) return NL_OK;
+  QdiscInfo q;
+  q.ifindex = tcm->tcm_ifindex;
+  q.handle = tcm->tcm_handle;
+  q.parent = tcm->tcm_parent;
+  if (tb[TCA_KIND] != nullptr) q.kind = nla_get_string(tb[TCA_KIND]);
+  if (q.kind == "tbf" && tb[TCA_OPTIONS] != nullptr) {
+    nlattr* opts[TCA_TBF_MAX + 1] = {};
+    if (nla_parse_nested(opts, TCA_TBF_MAX, tb[TCA_OPTIONS], nullptr) == 0 &&
+        opts[TCA_TBF_PARMS] != nullptr && nla_len(opts[TCA_TBF_PARMS]) >= int(sizeof(tc_tbf_qopt))) {
+      tc_tbf_qopt qopt;
+      std::memcpy(&qopt, nla_data(opts[TCA_TBF_PARMS]), sizeof(qopt));
+      TbfParams p;
+      p.rate = qopt.rate.rate;
+      if (opts[TCA_TBF_RATE64] != nullptr) p.rate = nla_get_u64(opts[TCA_TBF_RATE64]);
+      p.limit = qopt.limit;
+      p.buffer = qopt.buffer;
+      q.tbf = p;
+    }
+  }
+  state->out->push_back(std::move(q));
+  return NL_OK;
+}
+
+}  // namespace
+
+double TicksPerUsec() {
+  // "t2us us2t clock_res hz" in hex; ticks per usec = t2us / us2t, as libnl
+  // and the Go netlink library compute it.
+  static const double value = [] {
+    unsigned t2us = 0, us2t = 0;
+    FILE* f = std::fopen("/proc/net/psched", "re");
+    if (f == nullptr) return 1.0;
+    int n = std::fscanf(f, "%x %x", &t2us, &us2t);
+    std::fclose(f);
+    if (n != 2 || us2t == 0) return 1.0;
+    return static_cast<double>(t2us) / static_cast<double>(us2t);
+  }();
+  return value;
+}
+
+absl::Status AddTbfQdisc(NetlinkSocket& sock, int ifindex, uint32_t handle, const TbfParams& params) {
+  std::string what = absl::StrCat("adding tbf qdisc", On(ifindex));
+  // Built by hand rather than with rtnl_qdisc_tbf_set_rate: libnl derives the
+  // buffer from a byte count with its own rounding and adds a rate table; the
+  // kernel must hold exactly upstream's numbers, or CHECK (ours or upstream's)
+  // would see a different buffer.
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = ifindex;
+  tcm.tcm_handle = handle;
+  tcm.tcm_parent = kTcRoot;
+  tc_tbf_qopt qopt{};
+  qopt.rate.rate = params.rate >= (uint64_t{1} << 32) ? ~0u : static_cast<uint32_t>(params.rate);
+  qopt.limit = params.limit;
+  qopt.buffer = params.buffer;
+  int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = nla_put_string(msg.get(), TCA_KIND, "tbf");
+  nlattr* opts = rc >= 0 ? nla_nest_start(msg.get(), TCA_OPTIONS) : nullptr;
+  if (opts == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
+  rc = nla_put(msg.get(), TCA_TBF_PARMS, sizeof(qopt), &qopt);
+  if (rc >= 0 && params.rate >= (uint64_t{1} << 32)) {
+    rc = nla_put_u64(msg.get(), TCA_TBF_RATE64, params.rate);
+  }
+  if (rc >= 0) rc = nla_nest_end(msg.get(), opts);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+absl::Status AddIngressQdisc(NetlinkSocket& sock, int ifindex) {
+  std::string what = absl::StrCat("adding ingress qdisc", On(ifindex));
+  RtnlQdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtnl_tc_set_ifindex(Tc(q.get()), ifindex);
+  rtnl_tc_set_parent(Tc(q.get()), kTcIngress);
+  rtnl_tc_set_handle(Tc(q.get()), kIngressHandle);
+  if (int rc = rtnl_tc_set_kind(Tc(q.get()), "ingress"); rc < 0) return NlError(rc, what);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_qdisc_build_add_request(q.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifindex, uint16_t prio) {
+  std::string what = absl::StrCat("adding u32 redirect filter to link #", target_ifindex, On(ifindex));
+  RtnlClsPtr cls(rtnl_cls_alloc());
+  RtnlActPtr act(rtnl_act_alloc());
+  if (!cls || !act) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtnl_tc_set_ifindex(Tc(cls.get()), ifindex);
+  rtnl_tc_set_parent(Tc(cls.get()), kIngressHandle);
+  int rc = rtnl_tc_set_kind(Tc(cls.get()), "u32");
+  rtnl_cls_set_prio(cls.get(), prio);
+  rtnl_cls_set_protocol(cls.get(), ETH_P_ALL);
+  // classid 1:1 and one all-zero key (value 0, mask 0 at offset 0), terminal:
+  // matches every packet, as upstream's filter does.
+  if (rc >= 0) rc = rtnl_u32_set_classid(cls.get(), TcHandle(1, 1));
+  if (rc >= 0) rc = rtnl_u32_add_key_uint32(cls.get(), 0, 0, 0, 0);
+  if (rc >= 0) rc = rtnl_u32_set_cls_terminal(cls.get());
+  if (rc >= 0) rc = rtnl_tc_set_kind(Tc(act.get()), "mirred");
+  if (rc >= 0) rc = rtnl_mirred_set_action(act.get(), TCA_EGRESS_REDIR);
+  if (rc >= 0) rc = rtnl_mirred_set_policy(act.get(), TC_ACT_STOLEN);
+  if (rc >= 0) rc = rtnl_mirred_set_ifindex(act.get(), static_cast<uint32_t>(target_ifindex));
+  // The filter takes its own reference on the action.
+  if (rc >= 0) rc = rtnl_u32_add_action(cls.get(), act.get());
+  if (rc < 0) return NlError(rc, what);
+  nl_msg* raw = nullptr;
+  rc = rtnl_cls_build_add_request(cls.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifindex) {
+  std::string what = absl::StrCat("listing qdiscs", On(ifindex));
+  int rc = 0;
+  // A dump racing with a change is flagged and simply asked for again.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::vector<QdiscInfo> out;
+    tcmsg tcm{};
+    tcm.tcm_family = AF_UNSPEC;
+    tcm.tcm_ifindex = ifindex;
+    rc = nl_send_simple(sock.get(), RTM_GETQDISC, NLM_F_DUMP, &tcm, sizeof(tcm));
+    if (rc < 0) return NlError(rc, what);
+    nl_cb* base = nl_socket_get_cb(sock.get());
+    nl_cb* cb = nl_cb_clone(base);
+    nl_cb_put(base);
+    if (cb == nullptr) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+    DumpState state{ifindex, &out};
+    nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnQdisc, &state);
+    rc = nl_recvmsgs(sock.get(), cb);
+    nl_cb_put(cb);
+    if (rc >= 0) return out;
+    if (rc != -NLE_DUMP_INTR) break;
+  }
+  return NlError(rc, what);
+}
+
+absl::Status DeleteQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {
+  std::string what = absl::StrCat("deleting ", parent == kTcIngress ? "ingress" : "root",
+                                  " qdisc", On(ifindex));
+  RtnlQdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtnl_tc_set_ifindex(Tc(q.get()), ifindex);
+  rtnl_tc_set_parent(Tc(q.get()), parent);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_qdisc_build_delete_request(q.get(), &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
+}
+
+}  // namespace cni::net

@@ -1,0 +1,115 @@
+// tuning's configuration: key resolution, precedence, the allowlist, backups.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "backup.h"
+#include "cni/error.h"
+#include "cni/types.h"
+#include "config.h"
+#include "tuning.h"
+
+namespace {
+
+cni::NetConf Conf(const std::string& json) {
+  auto c = cni::NetConf::Parse(json);
+  REQUIRE(c.ok());
+  return *c;
+}
+
+}  // namespace
+
+TEST_CASE("tuning: sysctl keys resolve below /proc/sys/net or are refused", "[tuning]") {
+  using cni::tuning::SysctlPath;
+  CHECK(*SysctlPath("net.ipv4.ip_forward", "eth0") == "net/ipv4/ip_forward");
+  CHECK(*SysctlPath("net.ipv4.conf.IFNAME.rp_filter", "eth0.100") == "net/ipv4/conf/eth0.100/rp_filter");
+  CHECK(*SysctlPath("net/ipv6/conf/IFNAME/disable_ipv6", "e1") == "net/ipv6/conf/e1/disable_ipv6");
+  // Dots become slashes first, so ".." can never climb out of net/.
+  CHECK(*SysctlPath("net/../kernel/x", "eth0") == "net/kernel/x");
+  for (const char* bad : {"kernel.hostname", "/proc/sys/kernel/hostname", "net", "IFNAME.x",
+                          "/net/core/somaxconn", "kernel/../net"}) {
+    INFO(bad);
+    auto p = SysctlPath(bad, "eth0");
+    REQUIRE_FALSE(p.ok());
+    CHECK(cni::CodeOf(p.status()) == 7);
+  }
+}
+
+TEST_CASE("tuning: later sources win: config < CNI_ARGS < runtimeConfig < args.cni", "[tuning]") {
+  auto c = cni::tuning::ParseConfig(
+      Conf(R"({"cniVersion":"1.0.0","name":"n","type":"tuning","mac":"c2:00:00:00:00:01","mtu":1400,
+               "sysctl":{"net.core.somaxconn":"1"},
+               "runtimeConfig":{"mac":"c2:00:00:00:00:03"},
+               "args":{"cni":{"mtu":1300,"txQLen":5,"allmulti":false,"sysctl":{"net.core.somaxconn":"2"}}}})"),
+      "MAC=c2:00:00:00:00:02", "eth0");
+  REQUIRE(c.ok());
+  CHECK(c->mac->ToString() == "c2:00:00:00:00:03");
+  CHECK(c->mtu == 1300);
+  CHECK(*c->txqlen == 5);
+  CHECK(*c->allmulti == false);
+  CHECK_FALSE(c->promisc);
+  REQUIRE(c->sysctls.size() == 1);
+  CHECK(c->sysctls[0].value == "2");
+  CHECK(c->data_dir == "/run/cni/tuning");
+
+  auto env = cni::tuning::ParseConfig(Conf(R"({"cniVersion":"1.0.0","name":"n","type":"tuning"})"),
+                                      "MAC=c2:00:00:00:00:02", "eth0");
+  REQUIRE(env.ok());
+  CHECK(env->mac->ToString() == "c2:00:00:00:00:02");
+  CHECK(env->ChangesLink());
+}
+
+TEST_CASE("tuning: bad values are refused with the right code", "[tuning]") {
+  auto code = [](const std::string& json, const std::string& args = "") {
+    auto c = cni::tuning::ParseConfig(Conf(json), args, "eth0");
+    return c.ok() ? 0 : cni::CodeOf(c.status());
+  };
+  CHECK(code(R"({"name":"n","mac":"zz"})") == 7);
+  CHECK(code(R"({"name":"n","mtu":-1})") == 7);
+  CHECK(code(R"({"name":"n","txQLen":-1})") == 7);
+  CHECK(code(R"({"name":"n","mtu":"big"})") == 6);
+  CHECK(code(R"({"name":"n","sysctl":{"net.core.somaxconn":5}})") == 6);
+  CHECK(code(R"({"name":"n","sysctl":{"kernel.x":"5"}})") == 7);
+  CHECK(code(R"({"name":"n"})", "FOO=1") == 4);
+  CHECK(code(R"({"name":"n"})", "IgnoreUnknown=1;FOO=1") == 0);
+}
+
+TEST_CASE("tuning: the allowlist is one regex per line, searched in the key", "[tuning]") {
+  auto c = cni::tuning::ParseConfig(
+      Conf(R"({"name":"n","sysctl":{"net.core.somaxconn":"1","net.ipv4.conf.IFNAME.arp_filter":"1"}})"), "", "eth0");
+  REQUIRE(c.ok());
+  CHECK(cni::tuning::CheckAllowlist(*c, "^net\\.core\\.somaxconn$\n\n  ^net\\.ipv4\\.conf\\.IFNAME\\.[a-z_]+$  \n").ok());
+  auto refused = cni::tuning::CheckAllowlist(*c, "^net\\.core\\.somaxconn$\n");
+  CHECK(cni::CodeOf(refused) == 7);
+  CHECK(cni::CodeOf(cni::tuning::CheckAllowlist(*c, "(\n")) == 7);
+  CHECK(cni::tuning::CheckAllowlistFile(*c, "/nonexistent/allowlist.conf").ok());
+}
+
+TEST_CASE("tuning: backups use upstream's layout and read back", "[tuning]") {
+  cni::tuning::Backup b;
+  b.mac = "0a:00:00:00:00:01";
+  b.promisc = false;
+  b.mtu = 1500;
+  b.txqlen = 1000;
+  b.network = "n";
+  CHECK(b.ToJson() == "{\n \"mac\": \"0a:00:00:00:00:01\",\n \"promisc\": false,\n \"mtu\": 1500,\n"
+                      " \"txQLen\": 1000,\n \"network\": \"n\"\n}");
+  auto back = cni::tuning::Backup::Parse(b.ToJson());
+  REQUIRE(back.ok());
+  CHECK(back->mac == b.mac);
+  CHECK(*back->promisc == false);
+  CHECK(back->mtu == 1500);
+  CHECK_FALSE(back->allmulti);
+  CHECK(*back->txqlen == 1000);
+  // Upstream's file (no "network").
+  auto up = cni::tuning::Backup::Parse("{\n \"mtu\": 9000,\n \"allmulti\": true\n}");
+  REQUIRE(up.ok());
+  CHECK(up->network.empty());
+  CHECK(*up->allmulti);
+  CHECK(cni::tuning::BackupPath("/d", "cid", "eth0") == "/d/cid_eth0.json");
+}
+
+TEST_CASE("tuning: sysctl values compare field by field", "[tuning]") {
+  CHECK(cni::tuning::SameSysctlValue("4096 87380 6291456", "4096\t87380\t6291456\n"));
+  CHECK_FALSE(cni::tuning::SameSysctlValue("1", "2"));
+}
