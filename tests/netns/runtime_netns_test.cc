@@ -1,0 +1,178 @@
+// The runtime library driving the real plugins (ptp, host-local, loopback)
+// against real namespaces: ADD/CHECK/DEL for two containers with traffic
+// between them, GC and STATUS, and the same results with upstream's plugins
+// from /usr/lib/cni. Every case runs in a private host namespace
+// (NetnsFixture), with host-local's dataDir and the cache in temp dirs.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "cni/error.h"
+#include "cni/json.h"
+#include "cni/net/ip.h"
+#include "cni/runtime.h"
+#include "cni/version.h"
+#include "support/netns_fixture.h"
+#include "support/run.h"
+
+namespace {
+
+using cni::Json;
+using cni::runtime::Runtime;
+using cni::runtime::RuntimeConf;
+using cni::test::NetnsFixture;
+using cni::test::TempDir;
+
+constexpr const char* kUpstreamDir = "/usr/lib/cni";
+
+// ptp + host-local (+ loopback) at `version`.
+cni::runtime::NetworkConfigList PtpList(const TempDir& data, const std::string& version, bool loopback) {
+  Json ptp = {{"type", "ptp"},
+              {"ipam", {{"type", "host-local"},
+                        {"dataDir", data.str()},
+                        {"ranges", Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})})},
+                        {"routes", Json::array({{{"dst", "0.0.0.0/0"}}})}}}};
+  Json plugins = Json::array({ptp});
+  if (loopback) plugins.push_back({{"type", "loopback"}});
+  Json list = {{"cniVersion", version}, {"name", "rtnet"}, {"plugins", plugins}};
+  auto parsed = cni::runtime::ConfListFromBytes(list.dump());
+  REQUIRE(parsed.ok());
+  return *parsed;
+}
+
+RuntimeConf Att(const std::string& id, const std::string& netns) {
+  RuntimeConf rt;
+  rt.container_id = id;
+  rt.netns = netns;
+  rt.ifname = "eth0";
+  return rt;
+}
+
+cni::Result MustParse(const absl::StatusOr<Json>& j) {
+  INFO((j.ok() ? std::string() : j.status().ToString()));
+  REQUIRE(j.ok());
+  auto r = cni::ParseResult(*j);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+// host-local reservations left under `dir`.
+int Reservations(const TempDir& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (e.is_regular_file() && cni::net::IpAddress::Parse(e.path().filename().string()).ok()) ++n;
+  }
+  return n;
+}
+
+cni::net::IpAddress Addr(const cni::Result& r) { return r.ips.at(0).address.addr(); }
+
+}  // namespace
+
+TEST_CASE("runtime netns: ADD, traffic, CHECK, DEL with ptp, host-local and loopback", "[netns][runtime]") {
+  NetnsFixture fx;
+  TempDir data, cache;
+  std::string ns1 = fx.AddNetns("rt1"), ns2 = fx.AddNetns("rt2");
+  for (const std::string version : {"0.4.0", "1.0.0", "1.1.0"}) {
+    DYNAMIC_SECTION("cniVersion " << version) {
+      auto list = PtpList(data, version, /*loopback=*/true);
+      cni::runtime::Options o;
+      o.plugin_dirs = {cni::test::PluginDir()};
+      o.cache_dir = cache.str();
+      Runtime rt(o);
+      cni::Result r1 = MustParse(rt.AddNetworkList(list, Att("ctr1", ns1)));
+      cni::Result r2 = MustParse(rt.AddNetworkList(list, Att("ctr2", ns2)));
+      // loopback passed ptp's result through; the final result is cached.
+      REQUIRE(r1.ips.size() == 1);
+      CHECK(r1.ips[0].address.ToString().rfind("10.88.0.", 0) == 0);
+      CHECK(std::filesystem::exists(cache.str() + "/results/rtnet-ctr1-eth0"));
+      CHECK(cni::test::Ping(ns1, Addr(r2)));
+      CHECK(cni::test::Ping(ns2, Addr(r1)));
+      CHECK(rt.CheckNetworkList(list, Att("ctr1", ns1)).ok());
+      CHECK(rt.CheckNetworkList(list, Att("ctr2", ns2)).ok());
+      CHECK(Reservations(data) == 2);
+
+      REQUIRE(rt.DelNetworkList(list, Att("ctr1", ns1)).ok());
+      REQUIRE(rt.DelNetworkList(list, Att("ctr2", ns2)).ok());
+      CHECK(rt.DelNetworkList(list, Att("ctr2", ns2)).ok());  // DEL again is fine
+      CHECK(Reservations(data) == 0);
+      CHECK(fx.Links(ns1) == std::vector<std::string>{"lo"});
+      CHECK(fx.Links() == std::vector<std::string>{"lo"});
+      CHECK(rt.GetCachedAttachments().empty());
+    }
+  }
+  fx.DelNetns(ns1);
+  fx.DelNetns(ns2);
+  CHECK(fx.Leftovers().empty());
+}
+
+TEST_CASE("runtime netns: GC deletes what is not valid, then collects, and STATUS", "[netns][runtime]") {
+  NetnsFixture fx;
+  TempDir data, cache;
+  std::string ns1 = fx.AddNetns("gc1"), ns2 = fx.AddNetns("gc2");
+  auto list = PtpList(data, "1.1.0", /*loopback=*/false);
+  cni::runtime::Options o;
+  o.plugin_dirs = {cni::test::PluginDir()};
+  o.cache_dir = cache.str();
+  Runtime rt(o);
+  CHECK(rt.StatusNetworkList(list).ok());
+  cni::Result r1 = MustParse(rt.AddNetworkList(list, Att("ctr1", ns1)));
+  MustParse(rt.AddNetworkList(list, Att("ctr2", ns2)));
+  REQUIRE(fx.Links().size() == 3);
+
+  REQUIRE(rt.GcNetworkList(list, std::vector<cni::Attachment>{{"ctr1", "eth0"}}).ok());
+  // ctr2 was deleted (its veth and reservation are gone); ctr1 still works.
+  CHECK(fx.Links().size() == 2);
+  CHECK(fx.Links(ns2) == std::vector<std::string>{"lo"});
+  CHECK(Reservations(data) == 1);
+  CHECK(rt.GetCachedAttachments().size() == 1);
+  CHECK(rt.CheckNetworkList(list, Att("ctr1", ns1)).ok());
+
+  // GC with nothing valid takes the rest.
+  REQUIRE(rt.GcNetworkList(list, std::vector<cni::Attachment>{}).ok());
+  CHECK(Reservations(data) == 0);
+  CHECK(fx.Links() == std::vector<std::string>{"lo"});
+  fx.DelNetns(ns1);
+  fx.DelNetns(ns2);
+  CHECK(fx.Leftovers().empty());
+}
+
+TEST_CASE("runtime netns: upstream's plugins give the same results through the library",
+          "[netns][runtime][differential]") {
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/ptp") ||
+      !std::filesystem::exists(std::string(kUpstreamDir) + "/host-local")) {
+    WARN("no upstream ptp/host-local in /usr/lib/cni: differential skipped");
+    return;
+  }
+  NetnsFixture fx;
+  std::string ns = fx.AddNetns("diff");
+  // The same list, once per plugin directory, each with fresh state.
+  auto run = [&](const std::string& dir) {
+    TempDir data, cache;
+    auto list = PtpList(data, "1.0.0", /*loopback=*/false);
+    cni::runtime::Options o;
+    o.plugin_dirs = {dir};
+    o.cache_dir = cache.str();
+    Runtime rt(o);
+    absl::StatusOr<Json> raw = rt.AddNetworkList(list, Att("diffctr", ns));
+    cni::Result r = MustParse(raw);
+    CHECK(rt.CheckNetworkList(list, Att("diffctr", ns)).ok());
+    CHECK(rt.DelNetworkList(list, Att("diffctr", ns)).ok());
+    CHECK(Reservations(data) == 0);
+    // Host veth names and MACs are random by construction.
+    REQUIRE(r.interfaces.size() == 2);
+    for (cni::Interface& i : r.interfaces) {
+      if (i.sandbox.empty()) i.name = "HOSTVETH";
+      i.mac.clear();
+    }
+    return r;
+  };
+  cni::Result upstream = run(kUpstreamDir);
+  cni::Result ours = run(cni::test::PluginDir());
+  CHECK(ours == upstream);
+  CHECK(ours.cni_version == "1.0.0");
+  fx.DelNetns(ns);
+  CHECK(fx.Leftovers().empty());
+}
