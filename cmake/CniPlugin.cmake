@@ -21,5 +21,8 @@ function(cni_add_plugin name)
     target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
   endif()
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CNI_PLUGIN_BUILD_DIR})
+  # A relative CNI_PLUGIN_INSTALL_DIR is taken relative to CMAKE_INSTALL_PREFIX.
   install(TARGETS ${name} RUNTIME DESTINATION ${CNI_PLUGIN_INSTALL_DIR} COMPONENT plugins)
+  # packaging/ lists every plugin (install manifest, release tarball).
+  set_property(GLOBAL APPEND PROPERTY CNI_PLUGINS ${name})
 endfunction()

@@ -14,6 +14,7 @@
 
 namespace cni {
 
+// The parsed CNI_ARGS: its pairs in order, and the IgnoreUnknown flag.
 class CniArgs {
  public:
   // Parses CNI_ARGS. `known_keys` lists the keys the plugin understands; other
@@ -24,21 +25,30 @@ class CniArgs {
 
   // The value of `key` (exact, case-sensitive as upstream), if present.
   std::optional<std::string> Get(absl::string_view key) const;
+  // True when IgnoreUnknown=1/true (any case) was given.
   bool ignore_unknown() const { return ignore_unknown_; }
+  // Every pair, in the order given (IgnoreUnknown included).
   const std::vector<std::pair<std::string, std::string>>& pairs() const { return pairs_; }
 
   // Well-known keys.
+  // IP: requested address(es), e.g. "10.1.2.3" or a comma-separated CIDR list.
   std::optional<std::string> Ip() const { return Get("IP"); }
+  // MAC: requested MAC address of the container interface.
   std::optional<std::string> Mac() const { return Get("MAC"); }
+  // GATEWAY: requested gateway(s), comma-separated.
   std::optional<std::string> Gateway() const { return Get("GATEWAY"); }
+  // K8S_POD_NAMESPACE, set by Kubernetes runtimes.
   std::optional<std::string> PodNamespace() const { return Get("K8S_POD_NAMESPACE"); }
+  // K8S_POD_NAME, set by Kubernetes runtimes.
   std::optional<std::string> PodName() const { return Get("K8S_POD_NAME"); }
+  // K8S_POD_INFRA_CONTAINER_ID, set by Kubernetes runtimes.
   std::optional<std::string> PodInfraContainerId() const { return Get("K8S_POD_INFRA_CONTAINER_ID"); }
+  // K8S_POD_UID, set by Kubernetes runtimes.
   std::optional<std::string> PodUid() const { return Get("K8S_POD_UID"); }
 
  private:
-  std::vector<std::pair<std::string, std::string>> pairs_;
-  bool ignore_unknown_ = false;
+  std::vector<std::pair<std::string, std::string>> pairs_;  // as parsed, in order
+  bool ignore_unknown_ = false;                              // IgnoreUnknown seen
 };
 
 // The config's "args": {"cni": {...}} object (null/absent -> empty object).

@@ -16,19 +16,19 @@ namespace cni {
 
 // Error codes of the CNI spec (1.0.0 and 1.1.0). 100+ are plugin-specific.
 enum class ErrorCode : int {
-  kUnknown = 0,
-  kIncompatibleVersion = 1,
-  kUnsupportedField = 2,
-  kUnknownContainer = 3,
-  kInvalidEnvironment = 4,
-  kIoFailure = 5,
-  kDecodingFailure = 6,
-  kInvalidNetworkConfig = 7,
-  kInvalidNetns = 8,
-  kTryAgainLater = 11,
+  kUnknown = 0,                       // no code (an OK status)
+  kIncompatibleVersion = 1,           // cniVersion not supported / result not convertible
+  kUnsupportedField = 2,              // a field the plugin does not support (details name it)
+  kUnknownContainer = 3,              // container (e.g. its netns) does not exist
+  kInvalidEnvironment = 4,            // bad CNI_* variable (CNI_COMMAND, CNI_ARGS, ...)
+  kIoFailure = 5,                     // I/O failure (reading stdin, files, ...)
+  kDecodingFailure = 6,               // malformed JSON or a value of the wrong type
+  kInvalidNetworkConfig = 7,          // the configuration is wrong (values, missing keys)
+  kInvalidNetns = 8,                  // CNI_NETNS is not usable (e.g. the plugin's own)
+  kTryAgainLater = 11,                // transient: the runtime should retry
   kPluginNotAvailable = 50,           // STATUS: ADD would fail.
   kPluginNotAvailableLimited = 51,    // STATUS: and existing containers may suffer.
-  kInternal = 999,
+  kInternal = 999,                    // anything else (the reference skel's untyped error)
 };
 
 // Returns `status` with the CNI code `code` attached (replacing any earlier one).

@@ -12,15 +12,18 @@
 
 namespace cni {
 
+// How RunCommand runs the program.
 struct CommandOptions {
   bool capture_stderr = true;                  // false: the child inherits our stderr
   std::chrono::milliseconds timeout{0};        // 0: no limit
 };
 
+// What the program did: exit status and captured output.
 struct CommandResult {
   int exit_code = -1;   // exit status, or 128+signal when killed by a signal
-  std::string out;
+  std::string out;      // everything it wrote to stdout
   std::string err;      // empty unless capture_stderr
+  // True when it was killed for exceeding CommandOptions::timeout.
   bool timed_out = false;
 };
 

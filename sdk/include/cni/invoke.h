@@ -21,7 +21,7 @@ absl::StatusOr<std::string> FindPlugin(absl::string_view type, const std::vector
 
 // Output of one plugin run.
 struct ExecOutput {
-  std::string stdout_data;
+  std::string stdout_data;  // what the plugin printed (its result document)
 };
 
 // Runs the plugin at `path` with `env` ("K=V" strings) and `stdin_data`. Its
@@ -37,11 +37,17 @@ void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_
 // Delegation helpers: run the plugin `type` (found in args.plugin_dirs) with the
 // caller's environment (args.env) plus CNI_COMMAND=<verb>, and `conf_bytes` on
 // stdin (by default the caller's whole configuration, args.stdin_data).
+//
+// ADD: the delegate's result, parsed (at the version it printed).
 absl::StatusOr<Result> DelegateAdd(absl::string_view type, const CmdArgs& args,
                                    absl::string_view conf_bytes = {});
+// CHECK: success or the delegate's error.
 absl::Status DelegateCheck(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+// DEL: success or the delegate's error (call it during rollback of a failed ADD too).
 absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+// GC: success or the delegate's error.
 absl::Status DelegateGc(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+// STATUS: success or the delegate's error (e.g. code 50, no addresses left).
 absl::Status DelegateStatus(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 
 }  // namespace cni

@@ -36,20 +36,24 @@ struct CmdArgs {
   std::vector<std::string> env;
 };
 
+// ADD: returns the result skel prints (converted to the configuration's
+// cniVersion), or a failed status (see error.h for attaching a CNI code).
 using AddHandler = std::function<absl::StatusOr<Result>(const CmdArgs&)>;
+// DEL, CHECK, GC, STATUS: success or a failed status.
 using Handler = std::function<absl::Status(const CmdArgs&)>;
 
 // The command table a plugin hands to skel. A null handler means the command is
 // not implemented; skel then answers: DEL/CHECK/GC/STATUS -> success (spec: a
 // plugin with no state to collect has nothing to do), ADD -> error 4.
 struct PluginFuncs {
-  AddHandler add;
-  Handler del;
-  Handler check;
-  Handler gc;
-  Handler status;
+  AddHandler add;   // CNI_COMMAND=ADD
+  Handler del;      // CNI_COMMAND=DEL (must be idempotent)
+  Handler check;    // CNI_COMMAND=CHECK (0.4.0+; prevResult is in args.conf)
+  Handler gc;       // CNI_COMMAND=GC (1.1.0; args.conf.valid_attachments)
+  Handler status;   // CNI_COMMAND=STATUS (1.1.0)
 };
 
+// What the plugin tells about itself: its versions and its "about" line.
 struct PluginInfo {
   std::vector<std::string> supported_versions;  // default: every version (AllVersions())
   std::string about;                            // printed when CNI_COMMAND is unset
@@ -57,10 +61,10 @@ struct PluginInfo {
 
 // The process seen by skel: environment and stdio.
 struct ProcessIo {
-  std::map<std::string, std::string> env;
-  std::string stdin_data;
-  std::ostream* out = nullptr;
-  std::ostream* err = nullptr;
+  std::map<std::string, std::string> env;  // CNI_* and the rest of the environment
+  std::string stdin_data;                   // the configuration
+  std::ostream* out = nullptr;              // result / error document (stdout)
+  std::ostream* err = nullptr;              // about line, diagnostics (stderr)
   // The plugin's own network namespace, to reject CNI_NETNS naming it (code 8).
   // Default "/proc/self/ns/net"; tests point it elsewhere.
   std::string own_netns_path = "/proc/self/ns/net";

@@ -13,16 +13,19 @@
 
 namespace cni {
 
+// The newest CNI version: what the in-memory Result models and VERSION reports.
 inline constexpr absl::string_view kCurrentVersion = "1.1.0";
 
 // Every version this SDK speaks, oldest first.
 const std::vector<std::string>& AllVersions();
 
-// Parses "major.minor.patch"; "" means "0.1.0" as the spec says. Code 1 if malformed.
+// A CNI version number.
 struct SemVer {
-  int major = 0, minor = 0, patch = 0;
+  int major = 0, minor = 0, patch = 0;  // "major.minor.patch"
+  // Orders by major, then minor, then patch.
   friend auto operator<=>(const SemVer&, const SemVer&) = default;
 };
+// Parses "major.minor.patch"; "" means "0.1.0" as the spec says. Code 1 if malformed.
 absl::StatusOr<SemVer> ParseVersion(absl::string_view v);
 
 // Compares two version strings; malformed ones sort first.
@@ -38,6 +41,7 @@ Json VersionInfoJson(absl::string_view cni_version, const std::vector<std::strin
 // and the 0.3.x/0.4.0 per-IP "version" field are understood. Code 6 for malformed
 // JSON or wrong types, code 1 for an unsupported version.
 absl::StatusOr<Result> ParseResult(const Json& j, absl::string_view default_version = {});
+// ParseResult for unparsed text (malformed JSON: code 6).
 absl::StatusOr<Result> ParseResult(absl::string_view bytes, absl::string_view default_version = {});
 
 // Prints `result` as the JSON of `version`, with upstream's conversion semantics:

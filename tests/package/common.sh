@@ -1,0 +1,20 @@
+# Helpers shared by the package tests (sourced).
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+# The plugins the source tree defines: cni_add_plugin(<name> ...) in the
+# CMakeLists.txt of every plugin directory under ipam/, plugins/ and meta/.
+source_plugins() {
+  local src=$1 f
+  for f in "$src"/{ipam,plugins,meta}/*/CMakeLists.txt; do
+    [[ -f $f ]] || continue
+    sed -e 's/#.*//' "$f" | grep -o 'cni_add_plugin *( *[^ )]*' | sed 's/.*( *//'
+  done | sort
+}
+
+# The lower-case configuration name as CMake puts it in an export file name.
+config_suffix() {
+  local c=${1,,}
+  echo "${c:-noconfig}"
+}

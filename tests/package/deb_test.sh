@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Package test: the Debian packages and the release tarball.
+#   deb_test.sh <build-dir> <source-dir> <version> <plugin-install-dir> <libdir> <includedir>
+#
+# 1. Builds both .deb packages from the existing build with CPack (into a
+#    scratch directory; nothing is rebuilt when the build is up to date).
+# 2. cni-cpp-plugins holds exactly the plugins in <plugin-install-dir>, and its
+#    declared Depends cover every shared library `ldd` reports for every
+#    packaged binary (the package owning each library must be declared).
+# 3. Root only: every plugin runs (VERSION, about line) in a chroot that holds
+#    nothing but the files of the declared Depends and their own Depends.
+# 4. cni-cpp-sdk-dev holds the headers, libcnisdk.a, the CMake package and the
+#    .pc file, and depends on the -dev packages its users compile against.
+# 5. The release tarball has the plugins at its top level and valid checksums.
+set -euo pipefail
+build=$(realpath "$1") src=$(realpath "$2") version=$3 plugindir=$4 libdir=$5 includedir=$6
+here=$(dirname "$(realpath "$0")")
+source "$here/common.sh"
+
+scratch=$(mktemp -d /tmp/cni-deb-test.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+plugins=$(source_plugins "$src")
+# CPack installs with prefix /usr.
+[[ $plugindir = /* ]] || plugindir=/usr/$plugindir
+[[ $libdir = /* ]] || libdir=/usr/$libdir
+[[ $includedir = /* ]] || includedir=/usr/$includedir
+
+step "cpack -G DEB"
+(cd "$build" && cpack -G DEB -B "$scratch/pkgs") >"$scratch/cpack.log" 2>&1 ||
+  { cat "$scratch/cpack.log"; fail "cpack"; }
+arch=$(dpkg --print-architecture)
+deb=$scratch/pkgs/cni-cpp-plugins_${version}_$arch.deb
+sdk=$scratch/pkgs/cni-cpp-sdk-dev_${version}_$arch.deb
+[[ -f $deb && -f $sdk ]] || fail "expected $(basename "$deb") and $(basename "$sdk"), got: $(ls "$scratch/pkgs")"
+
+step "cni-cpp-plugins: contents"
+dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scratch/deb-files"
+for p in $plugins; do echo "$plugindir/$p"; done | sort >"$scratch/want-files"
+diff -u "$scratch/want-files" "$scratch/deb-files" || fail "cni-cpp-plugins contents (- expected, + packaged)"
+
+step "cni-cpp-plugins: Depends cover ldd of every binary"
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "  Depends: $depends"
+# Package names only (drop versions and architecture qualifiers; every
+# alternative counts).
+names() { tr ',|' '\n\n' | sed -e 's/(.*)//' -e 's/:.*//' -e 's/ //g' | { grep -v '^$' || true; } | sort -u | xargs; }
+member() { [[ " $2 " == *" $1 "* ]]; }
+declared=$(names <<<"$depends")
+# What apt would install with them: the closure under Depends/Pre-Depends
+# (first alternative only).
+closure="" queue=$declared
+while [[ -n $queue ]]; do
+  next=""
+  for pkg in $queue; do
+    member "$pkg" "$closure" && continue
+    closure+="$pkg "
+    deps=$(dpkg-query -W -f='${Depends},${Pre-Depends}' "$pkg" 2>/dev/null || true)
+    next+=" $(tr ',' '\n' <<<"$deps" | sed 's/|.*//' | names)"
+  done
+  queue=$next
+done
+dpkg-deb -x "$deb" "$scratch/x"
+declare -A owner_of=()
+owner() {  # sets $pkg: the package owning a library path (merged /usr: try both spellings)
+  local path=$1 alt
+  if [[ -z ${owner_of[$path]+set} ]]; then
+    alt=$( [[ $path == /usr/* ]] && echo "${path#/usr}" || echo "/usr$path")
+    owner_of[$path]=$({ dpkg -S "$path" 2>/dev/null || dpkg -S "$alt" 2>/dev/null ||
+                         dpkg -S "$(realpath "$path")" 2>/dev/null || true; } | sed -n 1p | cut -d: -f1)
+  fi
+  pkg=${owner_of[$path]}
+}
+# Every library ldd loads (direct or not) must come from the closure; every
+# library a plugin names itself (DT_NEEDED) from a package Depends declares.
+needed_pkgs=""
+for bin in "$scratch/x$plugindir"/*; do
+  name=$(basename "$bin")
+  ldd "$bin" >"$scratch/ldd" || fail "$name: ldd failed"
+  if grep -q 'not found' "$scratch/ldd"; then fail "$name: $(grep 'not found' "$scratch/ldd")"; fi
+  direct=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | xargs)
+  while read -r soname lib; do
+    [[ -n $lib ]] || continue
+    owner "$lib"
+    [[ -n $pkg ]] || fail "$name needs $lib, which no package owns"
+    member "$pkg" "$closure" || fail "$name loads $lib from $pkg, which Depends does not bring in ($depends)"
+    if member "$soname" "$direct"; then
+      member "$pkg" "$declared" || fail "$name needs $soname from $pkg, which Depends does not declare ($depends)"
+      needed_pkgs+="$pkg "
+    fi
+  done < <(awk '/=>/ {print $1, $3} /^[[:space:]]*\// {n=$1; sub(".*/", "", n); print n, $1}' "$scratch/ldd")
+  if grep -q 'libabsl\|libstdc++' "$scratch/ldd"; then
+    fail "$name links Abseil or libstdc++ dynamically"
+  fi
+  echo "  $name: $direct"
+done
+needed_pkgs=$(tr ' ' '\n' <<<"$needed_pkgs" | sort -u | xargs)
+echo "  the plugins' own libraries come from: $needed_pkgs"
+for pkg in $declared; do
+  member "$pkg" "$needed_pkgs" || fail "$pkg is declared but no plugin needs it"
+done
+
+step "plugins run with only the declared packages (chroot)"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "  SKIP: needs root for chroot"
+else
+  echo "  chroot packages (Depends and theirs): $closure"
+  chroot_dir=$scratch/chroot
+  chroot=$(command -v chroot)
+  for pkg in $closure; do
+    dpkg -L "$pkg" | while read -r f; do
+      [[ -d $f ]] && continue  # directories (and merged-/usr links to them) come from mkdir -p
+      [[ -e $f || -L $f ]] || continue
+      # Their libraries and the loader; not docs, programs, gconv modules.
+      case $f in /lib*/* | /usr/lib*/*) ;; *) continue ;; esac
+      case $f in */gconv/*) continue ;; esac
+      mkdir -p "$chroot_dir$(dirname "$f")"
+      cp -a "$f" "$chroot_dir$f"
+    done
+  done
+  mkdir -p "$chroot_dir$plugindir"
+  cp -a "$scratch/x$plugindir"/* "$chroot_dir$plugindir/"
+  for p in $plugins; do
+    out=$(env -i CNI_COMMAND=VERSION "$chroot" "$chroot_dir" "$plugindir/$p" </dev/null) ||
+      fail "$p does not run in the chroot"
+    [[ $out == *'"supportedVersions"'* ]] || fail "$p in the chroot: VERSION printed \"$out\""
+    about=$(env -i "$chroot" "$chroot_dir" "$plugindir/$p" </dev/null 2>&1 >/dev/null) || fail "$p in the chroot: no about line"
+    about=${about%%$'\n'*}
+    [[ $about == "CNI $p plugin $version (cni-cpp)" ]] || fail "$p in the chroot: about line \"$about\""
+    echo "  $p: VERSION ok; $about"
+  done
+fi
+
+step "cni-cpp-sdk-dev: contents and Depends"
+dpkg-deb -c "$sdk" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scratch/sdk-files"
+(cd "$src/sdk/include" && find cni -name '*.h' | sed "s|^|$includedir/|") | sort >"$scratch/sdk-headers"
+missing=$(comm -23 "$scratch/sdk-headers" "$scratch/sdk-files")
+[[ -z $missing ]] || fail "cni-cpp-sdk-dev lacks headers: $missing"
+for f in "$libdir/libcnisdk.a" "$libdir/pkgconfig/cni-sdk.pc" "$libdir/cmake/CniSdk/CniSdkConfig.cmake" \
+         "$libdir/cmake/CniSdk/CniSdkConfigVersion.cmake" "$libdir/cmake/CniSdk/CniSdkTargets.cmake"; do
+  grep -qx "$f" "$scratch/sdk-files" || fail "cni-cpp-sdk-dev lacks $f"
+done
+extra=$(grep -v -e "^$includedir/cni/" -e "^$libdir/libcnisdk.a\$" -e "^$libdir/pkgconfig/cni-sdk.pc\$" \
+  -e "^$libdir/cmake/CniSdk/" "$scratch/sdk-files" || true)
+[[ -z $extra ]] || fail "cni-cpp-sdk-dev has unexpected files: $extra"
+sdk_depends=$(dpkg-deb -f "$sdk" Depends)
+echo "  Depends: $sdk_depends"
+for pkg in libabsl-dev nlohmann-json3-dev libnl-3-dev libnl-route-3-dev; do
+  grep -qw "$pkg" <<<"$sdk_depends" || fail "cni-cpp-sdk-dev does not depend on $pkg"
+done
+
+step "release tarball"
+tgz=$scratch/pkgs/cni-plugins-linux-$arch-v$version.tgz
+cmake -DBUILD_DIR="$build" -DOUT="$tgz" -DPLUGIN_DIR="$plugindir" -P "$src/packaging/ReleaseTarball.cmake" >/dev/null
+tar -tzf "$tgz" | sort >"$scratch/tgz-files"
+for p in $plugins; do echo "./$p"; done | sort >"$scratch/want-tgz"
+diff -u "$scratch/want-tgz" "$scratch/tgz-files" || fail "tarball contents (- expected, + packed)"
+(cd "$scratch/pkgs" && sha256sum -c --quiet "$(basename "$tgz").sha256" && sha512sum -c --quiet "$(basename "$tgz").sha512") ||
+  fail "tarball checksums"
+mkdir "$scratch/t" && tar -xzf "$tgz" -C "$scratch/t"
+for p in $plugins; do
+  [[ -x $scratch/t/$p ]] || fail "tarball: $p is not executable"
+done
+echo "  $(basename "$tgz"): $(tar -tzf "$tgz" | xargs)"
+
+echo "deb_test: PASS"
