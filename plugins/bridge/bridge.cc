@@ -12,6 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
+#include "cni/fw/backend.h"
+#include "cni/fw/ipmasq.h"
+#include "cni/fw/spoofcheck.h"
 #include "cni/invoke.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
@@ -344,15 +347,35 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
   }
   if (config->dns) result.dns = *config->dns;
 
+  // Packet filtering last, when everything it names exists; undone on failure.
+  fw::MasqTarget masq{args.conf.name, args.ifname, args.container_id};
+  std::string spoof_id = absl::StrCat(args.container_id, "-", args.ifname);
+  absl::Cleanup undo_fw = [&] {
+    if (config->macspoofchk) (void)fw::TeardownSpoofCheck(spoof_id);
+    if (config->ip_masq) (void)fw::TeardownIpMasq(masq);
+  };
+  if (config->macspoofchk) {
+    if (absl::Status st = fw::SetupSpoofCheck(host_veth->name, result.interfaces[kContainerIndex].mac, spoof_id);
+        !st.ok()) {
+      return Annotate(st, "bridge");
+    }
+  }
+  if (config->ip_masq && !result.ips.empty()) {
+    absl::StatusOr<fw::Backend> backend = fw::SelectBackend(config->ip_masq_backend);
+    if (!backend.ok()) return backend.status();
+    std::vector<net::IpPrefix> addrs;
+    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
+    if (absl::Status st = fw::SetupIpMasq(*backend, addrs, masq); !st.ok()) return Annotate(st, "bridge");
+  }
+
+  std::move(undo_fw).Cancel();
   std::move(release_ipam).Cancel();
   std::move(remove_link).Cancel();
   return result;
 }
 
 absl::Status Del(const CmdArgs& args) {
-  // ipMasq/macspoofchk are deliberately not refused: a container that
-  // upstream's bridge set up must still be torn down.
-  // TODO(fw): remove masquerade and spoof-check rules once cni/fw lands.
+  // Spoof-check and masquerade rules (ours or upstream's) go too.
   absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
   if (!config.ok()) return config.status();
 
@@ -369,6 +392,16 @@ absl::Status Del(const CmdArgs& args) {
       if (!st.ok()) failures.push_back(st);
     }
   }
+  if (config->macspoofchk) {
+    if (absl::Status st = fw::TeardownSpoofCheck(absl::StrCat(args.container_id, "-", args.ifname)); !st.ok()) {
+      failures.push_back(Annotate(st, "bridge"));
+    }
+  }
+  if (config->ip_masq) {
+    if (absl::Status st = fw::TeardownIpMasq({args.conf.name, args.ifname, args.container_id}); !st.ok()) {
+      failures.push_back(Annotate(st, "bridge"));
+    }
+  }
   // Always, even without a namespace: the address must not leak.
   if (!config->ipam_type.empty()) {
     if (absl::Status st = DelegateDel(config->ipam_type, args); !st.ok()) {
@@ -381,8 +414,16 @@ absl::Status Del(const CmdArgs& args) {
 absl::Status Gc(const CmdArgs& args) {
   absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
   if (!config.ok()) return config.status();
-  if (config->ipam_type.empty()) return absl::OkStatus();
-  return DelegateGc(config->ipam_type, args);
+  std::vector<absl::Status> failures;
+  if (config->ip_masq) {
+    if (absl::Status st = fw::GcIpMasq(args.conf.name, args.conf.valid_attachments); !st.ok()) {
+      failures.push_back(Annotate(st, "bridge"));
+    }
+  }
+  if (!config->ipam_type.empty()) {
+    if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
+  }
+  return JoinFailures(failures);
 }
 
 absl::Status Status(const CmdArgs& args) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/args.h"
 #include "cni/error.h"
+#include "cni/fw/backend.h"
 #include "cni/json.h"
 #include "cni/skel.h"
 
@@ -195,15 +196,8 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
 }
 
 absl::Status RequireSupported(const Config& config) {
-  if (config.ip_masq) {
-    return Error(ErrorCode::kUnsupportedField,
-                 "bridge: unsupported field \"ipMasq\": IP masquerading is not implemented yet");
-  }
-  if (config.macspoofchk) {
-    return Error(ErrorCode::kUnsupportedField,
-                 "bridge: unsupported field \"macspoofchk\": MAC spoof checking is not implemented yet");
-  }
-  return absl::OkStatus();
+  if (!config.ip_masq) return absl::OkStatus();
+  return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "bridge: ipMasqBackend");
 }
 
 }  // namespace cni::bridge

@@ -48,10 +48,9 @@ struct Config {
 // has one. Does not judge ipMasq/macspoofchk; see RequireSupported.
 absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args);
 
-// ipMasq and macspoofchk arrive with the packet-filter work. Until then a
-// config asking for either is refused with code 2 by ADD, CHECK and STATUS,
-// before anything is touched. DEL does not call this, so a container that
-// upstream's bridge set up can still be torn down.
+// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
+// ipMasqBackend (cni/fw). DEL does not call this, so a container that
+// upstream's bridge set up can always be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::bridge

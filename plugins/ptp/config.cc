@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fw/backend.h"
 #include "cni/json.h"
 
 namespace cni::ptp {
@@ -73,11 +74,8 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf) {
 }
 
 absl::Status RequireSupported(const Config& config) {
-  if (config.ip_masq) {
-    return Error(ErrorCode::kUnsupportedField,
-                 "ptp: unsupported field \"ipMasq\": IP masquerading is not implemented yet");
-  }
-  return absl::OkStatus();
+  if (!config.ip_masq) return absl::OkStatus();
+  return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "ptp: ipMasqBackend");
 }
 
 }  // namespace cni::ptp

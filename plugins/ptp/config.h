@@ -26,10 +26,9 @@ struct Config {
 // Does not judge ipMasq; see RequireSupported.
 absl::StatusOr<Config> ParseConfig(const NetConf& conf);
 
-// ipMasq is not implemented yet: a config asking for it is refused with code 2
-// ("unsupported field") by ADD, CHECK and STATUS, before anything is touched.
-// DEL does not call this, so a container set up by upstream's ptp with ipMasq
-// can still be torn down.
+// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
+// ipMasqBackend (cni/fw). DEL does not call this, so a container set up by
+// upstream's ptp can always be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::ptp

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
+#include "cni/fw/backend.h"
+#include "cni/fw/ipmasq.h"
 #include "cni/invoke.h"
 #include "cni/net/addr.h"
 #include "cni/net/ipam_apply.h"
@@ -216,15 +218,25 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
     return Annotate(st, absl::StrCat("ptp: host side of \"", pair->host.name, "\""));
   }
 
+  if (config->ip_masq) {
+    absl::StatusOr<fw::Backend> backend = fw::SelectBackend(config->ip_masq_backend);
+    if (!backend.ok()) return backend.status();
+    std::vector<net::IpPrefix> addrs;
+    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
+    fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
+    if (absl::Status st = fw::SetupIpMasq(*backend, addrs, target); !st.ok()) {
+      (void)fw::TeardownIpMasq(target);  // one family may be in already
+      return Annotate(st, "ptp");
+    }
+  }
+
   std::move(remove_link).Cancel();
   std::move(release_ipam).Cancel();
   return result;
 }
 
 absl::Status Del(const CmdArgs& args) {
-  // ipMasq is deliberately not refused here: a container that upstream's ptp
-  // set up with masquerading must still be torn down.
-  // TODO(ipMasq): remove the masquerade rules (both backends) once cni/fw lands.
+  // Masquerade rules of either backend (ours or upstream's) go too.
   absl::StatusOr<Config> config = ParseConfig(args.conf);
   if (!config.ok()) return config.status();
 
@@ -233,6 +245,12 @@ absl::Status Del(const CmdArgs& args) {
   // the namespace is already gone (or CNI_NETNS is empty).
   if (absl::Status st = DelegateDel(config->ipam_type, args); !st.ok()) {
     failures.push_back(Annotate(st, "ptp: releasing the IPAM address"));
+  }
+
+  if (config->ip_masq) {
+    if (absl::Status st = fw::TeardownIpMasq({args.conf.name, args.ifname, args.container_id}); !st.ok()) {
+      failures.push_back(Annotate(st, "ptp"));
+    }
   }
 
   if (!args.netns.empty()) {
@@ -256,7 +274,14 @@ absl::Status Del(const CmdArgs& args) {
 absl::Status Gc(const CmdArgs& args) {
   absl::StatusOr<Config> config = ParseConfig(args.conf);
   if (!config.ok()) return config.status();
-  return DelegateGc(config->ipam_type, args);
+  std::vector<absl::Status> failures;
+  if (config->ip_masq) {
+    if (absl::Status st = fw::GcIpMasq(args.conf.name, args.conf.valid_attachments); !st.ok()) {
+      failures.push_back(Annotate(st, "ptp"));
+    }
+  }
+  if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
+  return JoinFailures(failures);
 }
 
 absl::Status Status(const CmdArgs& args) {

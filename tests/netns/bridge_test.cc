@@ -442,8 +442,8 @@ TEST_CASE("bridge: bad input is refused before any side effect", "[netns][bridge
       {{{"vlan", 4095}}, 7, "invalid VLAN ID 4095"},
       {{{"hairpinMode", true}, {"promiscMode", true}}, 7, "hairpin mode and promiscuous mode"},
       {{{"disableContainerInterface", true}}, 7, "cannot use IPAM"},
-      {{{"ipMasq", true}}, 2, "ipMasq"},
-      {{{"macspoofchk", true}}, 2, "macspoofchk"},
+      // ipMasq and macspoofchk themselves: ipmasq_test.cc, macspoofchk_test.cc.
+      {{{"ipMasq", true}, {"ipMasqBackend", "pf"}}, 7, "ipMasqBackend"},
   };
   for (const Case& k : cases) {
     INFO(k.extra.dump());

@@ -1,0 +1,37 @@
+// IP masquerading for bridge and ptp (upstream pkg/ip/ipmasq_*).
+// iptables: nat chain CNI-<hash(network+id)> entered from POSTROUTING for the
+// container IP; ACCEPT to its subnet, MASQUERADE to non-multicast.
+// nftables: table inet cni_plugins_masquerade, chain masq_checks, one rule
+// per address with a comment starting with a hash of network/ifname/id.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cni/fw/backend.h"
+#include "cni/net/ip.h"
+#include "cni/types.h"
+
+namespace cni::fw {
+
+struct MasqTarget {
+  std::string network;
+  std::string ifname;
+  std::string container_id;
+};
+
+// Installs masquerading for `addrs` (address + prefix) with `backend`: one
+// transaction per family (iptables) or for everything (nftables).
+absl::Status SetupIpMasq(Backend backend, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t);
+// Removes what either backend (ours or upstream's) installed; missing is fine.
+// Keeps going past a failure and reports all failures.
+absl::Status TeardownIpMasq(const MasqTarget& t);
+// nftables: deletes this network's rules whose attachment is not valid.
+// iptables chains carry no network marker upstream, so they are left (as upstream).
+absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid);
+
+// Exposed for tests.
+std::string MasqNftComment(absl::string_view network, absl::string_view ifname, absl::string_view id);
+
+}  // namespace cni::fw

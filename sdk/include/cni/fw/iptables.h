@@ -1,0 +1,52 @@
+// iptables through iptables-restore --noflush --wait (argv, input on stdin,
+// never a shell). --noflush leaves every chain we do not name alone, so other
+// writers of the nat table are tolerated; one restore input is one atomic
+// commit per family. Current rules come from iptables-save, parsed.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace cni::fw {
+
+// A table as iptables-save prints it.
+struct IptTable {
+  std::vector<std::string> chains;                         // every chain, built-ins too
+  std::vector<std::pair<std::string, std::string>> rules;  // (chain, "-A <chain> ...")
+
+  bool HasChain(absl::string_view chain) const;
+  // The "-A ..." lines of `chain`, in order.
+  std::vector<std::string> RulesOf(absl::string_view chain) const;
+};
+
+// Parses iptables-save output for one table.
+IptTable ParseIptablesSave(absl::string_view text, absl::string_view table);
+
+// True when (ip6)iptables-restore and -save are installed.
+bool IptablesAvailable(bool ipv6);
+
+// Runs (ip6)iptables-save -t <table> and parses it.
+absl::StatusOr<IptTable> IptablesSave(bool ipv6, absl::string_view table);
+// Runs (ip6)iptables-restore --noflush --wait with "*<table>\n" + body + "COMMIT\n".
+absl::Status IptablesRestore(bool ipv6, absl::string_view table, absl::string_view body);
+
+// Runs `attempt` (snapshot, build, commit) up to 5 times while it fails: a
+// commit built from a snapshot fails when another writer changed what it
+// relies on in between (a shared chain created by "-N" meanwhile, a rule it
+// deletes gone), and a fresh snapshot then gives the right commit.
+absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt);
+
+// One restore line: "<op> <chain> <args...>", each argument quoted when needed.
+std::string IptLine(absl::string_view op, absl::string_view chain, const std::vector<std::string>& args);
+// "-A X ..." (as saved) turned into "-D X ...".
+std::string IptDeleteLine(absl::string_view saved_append_line);
+// The jump target of a saved rule ("-j X" / "-g X"), "" when none.
+std::string IptJumpTarget(absl::string_view saved_line);
+
+}  // namespace cni::fw

@@ -1,0 +1,58 @@
+// nftables through libnftables. Every change is one text batch handed to
+// nft_run_cmd_from_buffer, which the kernel applies as one transaction: all
+// of it or nothing, so a crash never leaves half a rule set.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/json.h"
+
+struct nft_ctx;
+
+namespace cni::fw {
+
+// One rule as listed: where it is, its handle (for "delete rule ... handle N")
+// and its comment ("" when none).
+struct NftRule {
+  std::string family;
+  std::string table;
+  std::string chain;
+  uint64_t handle = 0;
+  std::string comment;
+};
+
+// Owns an nft_ctx (RAII). Works in the calling thread's network namespace.
+class Nft {
+ public:
+  static absl::StatusOr<Nft> Open();
+
+  // Runs `batch` (commands separated by newlines) as one transaction. Errors
+  // carry nft's own message.
+  absl::Status Run(absl::string_view batch);
+  // Runs a list command with JSON output and returns the parsed document.
+  absl::StatusOr<Json> ListJson(absl::string_view command);
+  // The rules of table `family` `table`; empty when the table does not exist.
+  absl::StatusOr<std::vector<NftRule>> ListRules(absl::string_view family, absl::string_view table);
+  // The chain names of a table; empty when the table does not exist.
+  absl::StatusOr<std::vector<std::string>> ListChains(absl::string_view family, absl::string_view table);
+
+ private:
+  struct Deleter {
+    void operator()(nft_ctx* ctx) const;
+  };
+  explicit Nft(nft_ctx* ctx) : ctx_(ctx) {}
+  std::unique_ptr<nft_ctx, Deleter> ctx_;
+};
+
+// `text` as an nft double-quoted string (callers validate it first: no quotes).
+std::string NftQuote(absl::string_view text);
+// "delete rule <family> <table> <chain> handle <n>".
+std::string NftDeleteRule(const NftRule& rule);
+
+}  // namespace cni::fw

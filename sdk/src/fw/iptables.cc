@@ -1,0 +1,145 @@
+#include "cni/fw/iptables.h"
+
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cni/error.h"
+#include "cni/exec.h"
+
+namespace cni::fw {
+namespace {
+
+// The binary's path (RunCommand does not search PATH), "" when absent.
+std::string FindTool(absl::string_view name) {
+  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
+    std::string p = absl::StrCat(dir, name);
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+const char* Prog(bool ipv6, bool save) {
+  if (save) return ipv6 ? "ip6tables-save" : "iptables-save";
+  return ipv6 ? "ip6tables-restore" : "iptables-restore";
+}
+
+// iptables-restore splits on blanks and honours double quotes with backslash
+// escapes; quote whenever an argument is not a plain word.
+std::string QuoteArg(absl::string_view a) {
+  bool plain = !a.empty();
+  for (char c : a) {
+    if (c == ' ' || c == '"' || c == '\\' || c == '\'' || c == '\t') plain = false;
+  }
+  if (plain) return std::string(a);
+  std::string out = "\"";
+  for (char c : a) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool IptTable::HasChain(absl::string_view chain) const {
+  for (const std::string& c : chains) {
+    if (c == chain) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> IptTable::RulesOf(absl::string_view chain) const {
+  std::vector<std::string> out;
+  for (const auto& [c, line] : rules) {
+    if (c == chain) out.push_back(line);
+  }
+  return out;
+}
+
+IptTable ParseIptablesSave(absl::string_view text, absl::string_view table) {
+  IptTable t;
+  bool in_table = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '*') {
+      in_table = line.substr(1) == table;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line[0] == ':') {
+      std::vector<absl::string_view> parts = absl::StrSplit(line.substr(1), ' ');
+      t.chains.emplace_back(parts[0]);
+    } else if (absl::StartsWith(line, "-A ")) {
+      std::vector<absl::string_view> parts = absl::StrSplit(line, absl::MaxSplits(' ', 2));
+      if (parts.size() >= 2) t.rules.emplace_back(std::string(parts[1]), std::string(line));
+    }
+  }
+  return t;
+}
+
+bool IptablesAvailable(bool ipv6) {
+  return !FindTool(Prog(ipv6, true)).empty() && !FindTool(Prog(ipv6, false)).empty();
+}
+
+absl::StatusOr<IptTable> IptablesSave(bool ipv6, absl::string_view table) {
+  std::string tool = FindTool(Prog(ipv6, true));
+  if (tool.empty()) return Error(ErrorCode::kInternal, absl::StrCat(Prog(ipv6, true), " not found"));
+  absl::StatusOr<CommandResult> r =
+      RunCommand({tool, "-t", std::string(table)}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
+                 CommandOptions{.capture_stderr = true, .timeout = std::chrono::seconds(60)});
+  if (!r.ok()) return Annotate(r.status(), absl::StrCat("running ", tool));
+  if (r->exit_code != 0) {
+    return Error(ErrorCode::kInternal, absl::StrCat(tool, " -t ", table, " failed: ", r->err));
+  }
+  return ParseIptablesSave(r->out, table);
+}
+
+absl::Status IptablesRestore(bool ipv6, absl::string_view table, absl::string_view body) {
+  std::string tool = FindTool(Prog(ipv6, false));
+  if (tool.empty()) return Error(ErrorCode::kInternal, absl::StrCat(Prog(ipv6, false), " not found"));
+  std::string input = absl::StrCat("*", table, "\n", body, "COMMIT\n");
+  absl::StatusOr<CommandResult> r =
+      RunCommand({tool, "--noflush", "--wait"}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, input,
+                 CommandOptions{.capture_stderr = true, .timeout = std::chrono::seconds(120)});
+  if (!r.ok()) return Annotate(r.status(), absl::StrCat("running ", tool));
+  if (r->exit_code != 0) {
+    return Error(ErrorCode::kInternal, absl::StrCat(tool, " failed: ", r->err, "input:\n", input));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt) {
+  absl::Status st;
+  for (int i = 0; i < 5; ++i) {
+    st = attempt();
+    if (st.ok()) return st;
+    usleep(20000 * (i + 1));
+  }
+  return st;
+}
+
+std::string IptLine(absl::string_view op, absl::string_view chain, const std::vector<std::string>& args) {
+  std::string line = absl::StrCat(op, " ", chain);
+  for (const std::string& a : args) absl::StrAppend(&line, " ", QuoteArg(a));
+  return line + "\n";
+}
+
+std::string IptDeleteLine(absl::string_view saved_append_line) {
+  absl::string_view rest = saved_append_line;
+  if (absl::StartsWith(rest, "-A ")) rest.remove_prefix(3);
+  return absl::StrCat("-D ", rest, "\n");
+}
+
+std::string IptJumpTarget(absl::string_view saved_line) {
+  std::vector<absl::string_view> words = absl::StrSplit(saved_line, ' ', absl::SkipEmpty());
+  // The last one: a quoted comment before it may contain " -j ".
+  std::string target;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "-j" || words[i] == "-g") target = std::string(words[i + 1]);
+  }
+  return target;
+}
+
+}  // namespace cni::fw

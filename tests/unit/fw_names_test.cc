@@ -1,0 +1,53 @@
+// cni/fw names, comments and input checks (no privileges).
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "cni/error.h"
+#include "cni/fw/backend.h"
+#include "cni/fw/ipmasq.h"
+#include "cni/fw/names.h"
+#include "cni/fw/validate.h"
+#include "cni/hash.h"
+
+TEST_CASE("fw: chain names are upstream's CNI-<prefix><sha512> cut to 28", "[fw]") {
+  std::string c = cni::fw::ChainName("mynet", "ctr1");
+  CHECK(c.size() == 28);
+  CHECK(c == "CNI-" + cni::Sha512Hex("mynetctr1").substr(0, 24));
+  std::string dn = cni::fw::ChainName("mynet", "ctr1", "DN-");
+  CHECK(dn == "CNI-DN-" + cni::Sha512Hex("mynetctr1").substr(0, 21));
+}
+
+TEST_CASE("fw: comments quote like Go's %q", "[fw]") {
+  CHECK(cni::fw::Comment("net", "id1") == "name: \"net\" id: \"id1\"");
+  CHECK(cni::fw::Comment("a\"b", "c\\d") == "name: \"a\\\"b\" id: \"c\\\\d\"");
+}
+
+TEST_CASE("fw: nftables ipMasq comment starts with the instance hash, at most 128 chars", "[fw]") {
+  std::string c = cni::fw::MasqNftComment("net", "eth0", "ctr");
+  CHECK(c.rfind(cni::Sha512Hex("net").substr(0, 16) + "-" + cni::Sha512Hex("eth0:ctr").substr(0, 16), 0) == 0);
+  CHECK(c.find(", net: net, if: eth0, id: ctr") != std::string::npos);
+  CHECK(cni::fw::MasqNftComment("n\"et", std::string(200, 'x'), "c").size() == 128);
+}
+
+TEST_CASE("fw: rule text that could inject commands is refused with code 7", "[fw]") {
+  using cni::fw::ValidateRuleText;
+  CHECK(ValidateRuleText("c", "ip saddr 10.0.0.0/8").ok());
+  CHECK(ValidateRuleText("c", "-m").ok());
+  CHECK(ValidateRuleText("c", "!").ok());
+  for (const char* bad : {"a\nb", "a;b", "a#b", "a\"b", "a'b", "a\\b", "a`b", "a\rb", ""}) {
+    INFO(bad);
+    absl::Status st = ValidateRuleText("c", bad);
+    CHECK(cni::CodeOf(st) == 7);
+  }
+  CHECK(cni::fw::ValidateChainName("x", "CNI-HOSTPORT-SETMARK").ok());
+  CHECK_FALSE(cni::fw::ValidateChainName("x", "bad chain").ok());
+  CHECK_FALSE(cni::fw::ValidateChainName("x", std::string(29, 'A')).ok());
+}
+
+TEST_CASE("fw: backend selection", "[fw]") {
+  CHECK(*cni::fw::SelectBackend("iptables") == cni::fw::Backend::kIptables);
+  CHECK(*cni::fw::SelectBackend("nftables") == cni::fw::Backend::kNftables);
+  CHECK(*cni::fw::SelectBackend("") == cni::fw::DefaultBackend());
+  CHECK(cni::CodeOf(cni::fw::SelectBackend("pf").status()) == 7);
+}
