@@ -40,6 +40,7 @@ if [[ -f $build/packaging/plugins.txt ]] && ! diff <(echo "$plugins") "$build/pa
 fi
 {
   for p in $plugins; do echo "$plugindir/$p"; done
+  echo "$plugindir/cnitool"
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"
   echo "$libdir/libcnisdk.a"
   echo "$libdir/pkgconfig/cni-sdk.pc"
