@@ -315,8 +315,16 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
       }
       // Pin the bridge's MAC: otherwise it follows the lowest port MAC and
       // changes as containers come and go (upstream does the same).
+      // Read the bridge again first: its MAC changes when the first port is
+      // added (a bridge made without ports may even report all zeros), and the
+      // kernel refuses a zero MAC.
       if (config->vlan == 0) {
-        if (absl::Status st = net::SetLinkMac(*hsock, *br, br->mac); !st.ok()) return st;
+        absl::StatusOr<net::LinkInfo> fresh = net::LinkByIndex(*hsock, br->index);
+        if (!fresh.ok()) return Annotate(fresh.status(), "bridge");
+        if (fresh->mac != net::MacAddress()) {
+          if (absl::Status st = net::SetLinkMac(*hsock, *fresh, fresh->mac); !st.ok()) return st;
+          result.interfaces[0].mac = fresh->mac.ToString();
+        }
       }
       if (v4) {
         if (absl::Status st = EnsureSysctlOn("net/ipv4/ip_forward"); !st.ok()) return st;

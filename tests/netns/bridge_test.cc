@@ -300,7 +300,7 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
   Cleanup(fx, {c1, c2, c3}, {"br0.100", "br0"});
 }
 
-TEST_CASE("bridge: forceAddress replaces a wrong bridge address; without it ADD fails cleanly",
+TEST_CASE("bridge: forceAddress replaces a wrong bridge address, without it ADD fails cleanly",
           "[netns][bridge]") {
   NetnsFixture fx;
   TempDir data;

@@ -410,7 +410,7 @@ TEST_CASE("empty lists and unset fields are omitted", "[version][convert]") {
   CHECK(MustPrint(Result{}, "0.4.0") == Json{{"cniVersion", "0.4.0"}, {"dns", Json::object()}});
 }
 
-TEST_CASE("ResultToJson: unsupported versions are code 1; empty means 0.1.0", "[version][convert]") {
+TEST_CASE("ResultToJson: unsupported versions are code 1, empty means 0.1.0", "[version][convert]") {
   Result r = MustParseResult(Golden("full/1.1.0.json"));
   for (const char* v : {"0.5.0", "2.0.0", "1.0"}) {
     absl::StatusOr<Json> j = ResultToJson(r, v);
@@ -435,7 +435,7 @@ TEST_CASE("IPs print in Go's style", "[version][convert]") {
   CHECK(j["routes"][0]["gw"] == "fe80::1");
 }
 
-TEST_CASE("interface index 0 is printed; a missing index is not", "[version][convert]") {
+TEST_CASE("interface index 0 is printed, a missing index is not", "[version][convert]") {
   Json j = MustPrint(MustParseResult(Golden("full/1.0.0.json")), "0.4.0");
   CHECK(j["ips"][2]["interface"] == 0);
   CHECK_FALSE(j["ips"][3].contains("interface"));

@@ -46,7 +46,7 @@ TEST_CASE("bridge config: defaults", "[bridge]") {
   CHECK(cni::bridge::RequireSupported(*c).ok());
 }
 
-TEST_CASE("bridge config: isDefaultGateway implies isGateway; keys are case-insensitive", "[bridge]") {
+TEST_CASE("bridge config: isDefaultGateway implies isGateway, keys are case-insensitive", "[bridge]") {
   absl::StatusOr<Config> c = Parse(R"("ISDEFAULTGATEWAY":true,"Bridge":"br7")");
   REQUIRE(c.ok());
   CHECK(c->is_gateway);

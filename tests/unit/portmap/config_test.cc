@@ -85,7 +85,7 @@ TEST_CASE("portmap iptables: upstream's DNAT chain layout", "[portmap]") {
   CHECK(d6.rules[1].back() == "[fd00::5]:80");
 }
 
-TEST_CASE("portmap iptables: 16 ports make two multiport entries; conditions appended", "[portmap]") {
+TEST_CASE("portmap iptables: 16 ports make two multiport entries, conditions appended", "[portmap]") {
   Json maps = Json::array();
   for (int i = 0; i < 16; ++i) maps.push_back(M(1000 + i, 80, "tcp"));
   auto c = Parse(maps, {{"conditionsV4", {"-s", "10.0.0.0/8"}}});

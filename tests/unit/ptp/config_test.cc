@@ -45,7 +45,7 @@ TEST_CASE("ptp config: keys are read case-insensitively", "[ptp]") {
   CHECK(c->ip_masq_backend == "nftables");
 }
 
-TEST_CASE("ptp config: ipMasq is supported (cni/fw); the masquerading is in netns/ipmasq_test", "[ptp]") {
+TEST_CASE("ptp config: ipMasq is supported (cni/fw), the masquerading is in netns/ipmasq_test", "[ptp]") {
   absl::StatusOr<Config> c = Parse(R"("ipMasq":true)");
   REQUIRE(c.ok());
   CHECK(c->ip_masq);
