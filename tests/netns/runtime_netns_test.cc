@@ -176,3 +176,59 @@ TEST_CASE("runtime netns: upstream's plugins give the same results through the l
   fx.DelNetns(ns);
   CHECK(fx.Leftovers().empty());
 }
+
+// GC through the library with plugins that own rules and devices: the
+// attachment left out of the valid set loses its reservation, its portmap
+// rules and its bandwidth ifb; the listed one keeps all three.
+TEST_CASE("runtime netns: GC removes reservations, rules and devices of unlisted attachments",
+          "[netns][runtime]") {
+  NetnsFixture fx;
+  TempDir data, cache;
+  std::string ns1 = fx.AddNetns("gcr1"), ns2 = fx.AddNetns("gcr2");
+  Json ptp = {{"type", "ptp"},
+              {"ipam", {{"type", "host-local"},
+                        {"dataDir", data.str()},
+                        {"ranges", Json::array({Json::array({{{"subnet", "10.89.0.0/24"}}})})}}}};
+  Json portmap = {{"type", "portmap"}, {"backend", "nftables"}, {"capabilities", {{"portMappings", true}}}};
+  Json bandwidth = {{"type", "bandwidth"}, {"capabilities", {{"bandwidth", true}}}};
+  Json doc = {{"cniVersion", "1.1.0"}, {"name", "gcnet"}, {"plugins", Json::array({ptp, portmap, bandwidth})}};
+  auto list = cni::runtime::ConfListFromBytes(doc.dump());
+  REQUIRE(list.ok());
+  cni::runtime::Options o;
+  o.plugin_dirs = {cni::test::PluginDir()};
+  o.cache_dir = cache.str();
+  Runtime rt(o);
+  auto with_caps = [](RuntimeConf conf, int host_port) {
+    conf.capability_args = {
+        {"portMappings", Json::array({{{"hostPort", host_port}, {"containerPort", 80}, {"protocol", "tcp"}}})},
+        {"bandwidth", {{"ingressRate", 8000000}, {"ingressBurst", 100000},
+                       {"egressRate", 8000000}, {"egressBurst", 100000}}}};
+    return conf;
+  };
+  MustParse(rt.AddNetworkList(*list, with_caps(Att("gcctr1", ns1), 8081)));
+  MustParse(rt.AddNetworkList(*list, with_caps(Att("gcctr2", ns2), 8082)));
+  auto rules = [&] { return fx.Exec("", {"nft", "list", "ruleset"}).out; };
+  auto ifbs = [&] {
+    int n = 0;
+    for (const std::string& l : fx.Links()) n += l.rfind("bwp", 0) == 0;
+    return n;
+  };
+  REQUIRE(Reservations(data) == 2);
+  REQUIRE(ifbs() == 2);
+  REQUIRE(rules().find("dport 8081") != std::string::npos);
+  REQUIRE(rules().find("dport 8082") != std::string::npos);
+
+  REQUIRE(rt.GcNetworkList(*list, std::vector<cni::Attachment>{{"gcctr1", "eth0"}}).ok());
+  CHECK(Reservations(data) == 1);
+  CHECK(ifbs() == 1);
+  CHECK(rules().find("dport 8081") != std::string::npos);
+  CHECK(rules().find("dport 8082") == std::string::npos);
+
+  REQUIRE(rt.GcNetworkList(*list, std::vector<cni::Attachment>{}).ok());
+  CHECK(Reservations(data) == 0);
+  CHECK(ifbs() == 0);
+  CHECK(rules().find("dport 8081") == std::string::npos);
+  fx.DelNetns(ns1);
+  fx.DelNetns(ns2);
+  CHECK(fx.Leftovers().empty());
+}
