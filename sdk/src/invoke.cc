@@ -28,7 +28,7 @@ bool IsExecutableFile(const std::string& path) {
 // printed one, else code 999 with whatever it said.
 absl::Status PluginFailure(const std::string& path, const CommandResult& run) {
   absl::StatusOr<Json> doc = ParseJson(run.out);
-  if (doc.ok() && doc->is_object()) {
+  if (!run.timed_out && doc.ok() && doc->is_object()) {
     const Json* code = FindKey(*doc, "code");
     const Json* msg = FindKey(*doc, "msg");
     if (code != nullptr && code->is_number_integer()) {
@@ -92,9 +92,10 @@ void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_
 }
 
 absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector<std::string>& env,
-                                      absl::string_view stdin_data) {
+                                      absl::string_view stdin_data, std::chrono::milliseconds timeout) {
   CommandOptions options;
-  options.capture_stderr = false;  // the delegate's logs go where ours go
+  options.capture_stderr = false;  // the plugin's logs go where ours go
+  options.timeout = timeout;
   // A plugin binary being replaced (an upgrade in progress) fails exec with
   // ETXTBSY for a moment; upstream retries, so do we, briefly.
   constexpr int kAttempts = 6;

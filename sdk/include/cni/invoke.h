@@ -2,6 +2,7 @@
 // plugin) and, for runtimes, plain plugin execution.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +29,11 @@ struct ExecOutput {
 // stderr goes to ours. A non-zero exit becomes a failed status carrying the
 // plugin's code, msg and details (or code 999 with its output when that is not
 // an error document). "text file busy" on exec is retried briefly.
+// `timeout` (0: none) bounds the run; a plugin that overruns is killed and
+// reported as code 999 "timed out" (whatever it printed is not trusted).
 absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector<std::string>& env,
-                                      absl::string_view stdin_data);
+                                      absl::string_view stdin_data,
+                                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
 // Replaces or adds NAME=value in an environment vector.
 void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_view value);

@@ -9,14 +9,11 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "cni/error.h"
-#include "cni/exec.h"
 #include "cni/invoke.h"
 #include "cni/skel.h"
 #include "cni/version.h"
@@ -38,29 +35,6 @@ std::string Describe(const PluginConfig& p) {
     absl::StrAppend(&out, " name=\"", it->get<std::string>(), "\"");
   }
   return out;
-}
-
-// A failed plugin run: the plugin's own error document (code, msg, details)
-// when it printed one, else code 999 with what it said. (invoke.cc does the
-// same for delegation; ExecPlugin has no timeout, which a runtime needs.)
-absl::Status PluginFailure(const std::string& path, const CommandResult& run) {
-  if (!run.timed_out) {
-    absl::StatusOr<Json> doc = ParseJson(run.out);
-    if (doc.ok() && doc->is_object()) {
-      const Json* code = FindKey(*doc, "code");
-      const Json* msg = FindKey(*doc, "msg");
-      if (code != nullptr && code->is_number_integer()) {
-        const Json* details = FindKey(*doc, "details");
-        return Error(static_cast<ErrorCode>(code->get<int>()),
-                     msg != nullptr && msg->is_string() ? msg->get<std::string>() : "",
-                     details != nullptr && details->is_string() ? details->get<std::string>() : "");
-      }
-    }
-  }
-  std::string what = run.timed_out ? "timed out" : absl::StrCat("exited with status ", run.exit_code);
-  std::string output(absl::StripAsciiWhitespace(run.out));
-  return Error(ErrorCode::kInternal,
-               absl::StrCat("plugin \"", path, "\" ", what, output.empty() ? "" : ": ", output));
 }
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
@@ -111,23 +85,11 @@ absl::StatusOr<std::string> Runtime::Exec(absl::string_view verb, const PluginCo
   SetEnv(env, "CNI_IFNAME", rt.ifname);
   SetEnv(env, "CNI_PATH", absl::StrJoin(options_.plugin_dirs, ":"));
 
-  CommandOptions copts;
-  copts.capture_stderr = false;  // plugin logs go where ours go
-  copts.timeout = options_.timeout;
-  std::string stdin_data = Dump(conf);
-  // A plugin binary being replaced fails exec with ETXTBSY for a moment;
-  // libcni retries, so do we, briefly.
-  for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<CommandResult> run = RunCommand({*path}, env, stdin_data, copts);
-    if (run.ok()) {
-      if (run->exit_code != 0 || run->timed_out) return PluginFailure(*path, *run);
-      return std::move(run->out);
-    }
-    if (!absl::StrContains(run.status().message(), "Text file busy") || attempt == 6) {
-      return Error(ErrorCode::kInternal, run.status().message());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
-  }
+  // invoke's ExecPlugin: ETXTBSY retried briefly, the plugin's error document
+  // (code, msg, details) kept, a run past the timeout killed.
+  absl::StatusOr<ExecOutput> out = ExecPlugin(*path, env, Dump(conf), options_.timeout);
+  if (!out.ok()) return out.status();
+  return std::move(out->stdout_data);
 }
 
 absl::StatusOr<Json> Runtime::AddNetworkList(const NetworkConfigList& list, const RuntimeConf& rt) {
