@@ -10,73 +10,40 @@
 
 #include <catch2/catch.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "cni/json.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/qdisc.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
+using namespace cni::test;  // NOLINT: test brevity
 
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
 constexpr uint64_t kRate = 10'000'000;   // 10 Mbit/s
 constexpr uint64_t kBurst = 80'000;      // 10 kB
 
-RunResult Call(const std::string& plugin, const std::string& command, const std::string& conf,
-               const std::string& netns, const std::string& id, const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = "eth0";
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin(plugin, call, dir);
-}
-
-std::string Describe(const RunResult& r) {
-  return absl::StrCat("exit ", r.exit_code, " out: ", r.out, " err: ", r.err);
-}
-
-int ErrorCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
-}
-
 Json PtpConf(const std::string& version, const std::string& addr) {
-  return {{"cniVersion", version}, {"name", "bwnet"}, {"type", "ptp"},
-          {"ipam", {{"type", "static"},
-                    {"addresses", Json::array({{{"address", addr}, {"gateway", "10.89.0.1"}}})}}}};
+  return NetConf(version, "bwnet", "ptp", {{"ipam", StaticIpam(addr, "10.89.0.1", nullptr)}});
 }
 
 Json PtpAdd(const std::string& version, const std::string& netns, const std::string& id,
             const std::string& addr) {
-  RunResult r = Call("ptp", "ADD", PtpConf(version, addr).dump(), netns, id);
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
+  RunResult r = CallPlugin("ptp", "ADD", PtpConf(version, addr).dump(), netns, id);
+  MustSucceed(r);
   return Json::parse(r.out);
 }
 
 void PtpDel(const std::string& version, const std::string& netns, const std::string& id) {
-  RunResult r = Call("ptp", "DEL", PtpConf(version, "10.89.0.5/24").dump(), netns, id);
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
+  MustSucceed(CallPlugin("ptp", "DEL", PtpConf(version, "10.89.0.5/24").dump(), netns, id));
 }
 
 Json BwConf(const std::string& version, const Json& prev, const Json& keys) {
-  Json conf = {{"cniVersion", version}, {"name", "bwnet"}, {"type", "bandwidth"}};
-  for (const auto& [k, v] : keys.items()) conf[k] = v;
-  if (!prev.is_null()) conf["prevResult"] = prev;
-  return conf;
+  return NetConf(version, "bwnet", "bandwidth", keys, prev);
 }
 
 const Json kBoth = {{"ingressRate", kRate}, {"ingressBurst", kBurst},
@@ -144,7 +111,7 @@ TEST_CASE("bandwidth: measured shaping in both directions", "[netns][bandwidth]"
   Json prev = PtpAdd("1.0.0", c1, "ctr1", "10.89.0.5/24");
 
   double free_up = Iperf(fx, c1, "10.89.0.1", false);
-  RunResult add = Call("bandwidth", "ADD", BwConf("1.0.0", prev, kBoth).dump(), c1, "ctr1");
+  RunResult add = CallPlugin("bandwidth", "ADD", BwConf("1.0.0", prev, kBoth).dump(), c1, "ctr1");
   INFO(Describe(add));
   REQUIRE(add.exit_code == 0);
   double egress = Iperf(fx, c1, "10.89.0.1", false);
@@ -156,12 +123,12 @@ TEST_CASE("bandwidth: measured shaping in both directions", "[netns][bandwidth]"
   CHECK(ingress < kRate * 1.2);
   CHECK(free_up > kRate * 5);
 
-  REQUIRE(Call("bandwidth", "DEL", BwConf("1.0.0", Json::parse(add.out), kBoth).dump(), c1, "ctr1").exit_code == 0);
+  REQUIRE(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", Json::parse(add.out), kBoth).dump(), c1, "ctr1")
+              .exit_code == 0);
   CHECK(Ifbs(fx).empty());
   CHECK(Iperf(fx, c1, "10.89.0.1", true) > kRate * 5);
   PtpDel("1.0.0", c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("bandwidth: ADD, CHECK, DEL at every chaining version", "[netns][bandwidth]") {
@@ -172,7 +139,7 @@ TEST_CASE("bandwidth: ADD, CHECK, DEL at every chaining version", "[netns][bandw
   Json prev = PtpAdd(version, c1, "ctr1", "10.89.0.5/24");
   std::string veth = HostVeth(prev);
 
-  RunResult add = Call("bandwidth", "ADD", BwConf(version, prev, kBoth).dump(), c1, "ctr1");
+  RunResult add = CallPlugin("bandwidth", "ADD", BwConf(version, prev, kBoth).dump(), c1, "ctr1");
   INFO(Describe(add));
   REQUIRE(add.exit_code == 0);
   Json out = Json::parse(add.out);
@@ -186,24 +153,23 @@ TEST_CASE("bandwidth: ADD, CHECK, DEL at every chaining version", "[netns][bandw
 
   std::string chained = BwConf(version, out, kBoth).dump();
   if (version == "0.4.0" || version >= "1.0.0") {
-    RunResult check = Call("bandwidth", "CHECK", chained, c1, "ctr1");
+    RunResult check = CallPlugin("bandwidth", "CHECK", chained, c1, "ctr1");
     INFO(Describe(check));
     CHECK(check.exit_code == 0);
     // A different rate fails CHECK.
     Json other = kBoth;
     other["egressRate"] = kRate * 2;
-    CHECK(Call("bandwidth", "CHECK", BwConf(version, out, other).dump(), c1, "ctr1").exit_code != 0);
+    CHECK(CallPlugin("bandwidth", "CHECK", BwConf(version, out, other).dump(), c1, "ctr1").exit_code != 0);
   }
 
-  RunResult del = Call("bandwidth", "DEL", chained, c1, "ctr1");
+  RunResult del = CallPlugin("bandwidth", "DEL", chained, c1, "ctr1");
   INFO(Describe(del));
   REQUIRE(del.exit_code == 0);
   CHECK(Ifbs(fx).empty());
   CHECK(Qdiscs(veth).empty());
-  CHECK(Call("bandwidth", "DEL", chained, c1, "ctr1").exit_code == 0);  // missing is fine
+  CHECK(CallPlugin("bandwidth", "DEL", chained, c1, "ctr1").exit_code == 0);  // missing is fine
   PtpDel(version, c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("bandwidth: the runtimeConfig capability and refused configs", "[netns][bandwidth]") {
@@ -213,7 +179,7 @@ TEST_CASE("bandwidth: the runtimeConfig capability and refused configs", "[netns
   std::string veth = HostVeth(prev);
 
   auto refused = [&](const Json& keys, int code, const std::string& netns) {
-    RunResult r = Call("bandwidth", "ADD", BwConf("1.0.0", prev, keys).dump(), netns, "ctr1");
+    RunResult r = CallPlugin("bandwidth", "ADD", BwConf("1.0.0", prev, keys).dump(), netns, "ctr1");
     INFO(keys.dump() << " -> " << Describe(r));
     CHECK(r.exit_code != 0);
     CHECK(ErrorCode(r) == code);
@@ -232,7 +198,7 @@ TEST_CASE("bandwidth: the runtimeConfig capability and refused configs", "[netns
 
   // No keys in the config: the capability decides.
   Json rt = {{"runtimeConfig", {{"bandwidth", {{"egressRate", kRate}, {"egressBurst", kBurst}}}}}};
-  RunResult add = Call("bandwidth", "ADD", BwConf("1.0.0", prev, rt).dump(), c1, "ctr1");
+  RunResult add = CallPlugin("bandwidth", "ADD", BwConf("1.0.0", prev, rt).dump(), c1, "ctr1");
   INFO(Describe(add));
   REQUIRE(add.exit_code == 0);
   CHECK(Ifbs(fx).size() == 1);
@@ -241,14 +207,14 @@ TEST_CASE("bandwidth: the runtimeConfig capability and refused configs", "[netns
   Json both = rt;
   both["ingressRate"] = kRate;
   both["ingressBurst"] = kBurst;
-  CHECK(Call("bandwidth", "CHECK", BwConf("1.0.0", Json::parse(add.out), both).dump(), c1, "ctr1").exit_code != 0);
-  CHECK(Call("bandwidth", "CHECK", BwConf("1.0.0", Json::parse(add.out), rt).dump(), c1, "ctr1").exit_code == 0);
-  REQUIRE(Call("bandwidth", "DEL", BwConf("1.0.0", prev, rt).dump(), c1, "ctr1").exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "CHECK", BwConf("1.0.0", Json::parse(add.out), both).dump(), c1, "ctr1")
+            .exit_code != 0);
+  CHECK(CallPlugin("bandwidth", "CHECK", BwConf("1.0.0", Json::parse(add.out), rt).dump(), c1, "ctr1")
+            .exit_code == 0);
+  REQUIRE(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", prev, rt).dump(), c1, "ctr1").exit_code == 0);
 
   PtpDel("1.0.0", c1, "ctr1");
-  fx.DelNetns(c1);
-  fx.DelNetns(c2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1, c2});
 }
 
 TEST_CASE("bandwidth: same kernel state as upstream, ADD/DEL across implementations, GC", "[netns][bandwidth]") {
@@ -259,8 +225,9 @@ TEST_CASE("bandwidth: same kernel state as upstream, ADD/DEL across implementati
   Json p2 = PtpAdd("1.0.0", c2, "ctr2", "10.89.0.6/24");
   Json keys = {{"ingressRate", 123'456'789}, {"ingressBurst", 999'999},
                {"egressRate", 7'777'777}, {"egressBurst", 333'333}};
-  RunResult ours = Call("bandwidth", "ADD", BwConf("1.0.0", p1, keys).dump(), c1, "ctr1");
-  RunResult theirs = Call("bandwidth", "ADD", BwConf("1.0.0", p2, keys).dump(), c2, "ctr2", kUpstreamDir);
+  RunResult ours = CallPlugin("bandwidth", "ADD", BwConf("1.0.0", p1, keys).dump(), c1, "ctr1");
+  RunResult theirs =
+      CallPlugin("bandwidth", "ADD", BwConf("1.0.0", p2, keys).dump(), c2, "ctr2", {.dir = kUpstreamDir});
   INFO(Describe(ours) << "\n" << Describe(theirs));
   REQUIRE(ours.exit_code == 0);
   REQUIRE(theirs.exit_code == 0);
@@ -300,38 +267,34 @@ TEST_CASE("bandwidth: same kernel state as upstream, ADD/DEL across implementati
     CHECK(f.out.find(ifb) != std::string::npos);
   }
   // Each CHECK accepts the other's work.
-  CHECK(Call("bandwidth", "CHECK", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
-  CHECK(Call("bandwidth", "CHECK", BwConf("1.0.0", o, keys).dump(), c1, "ctr1", kUpstreamDir).exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "CHECK", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "CHECK", BwConf("1.0.0", o, keys).dump(), c1, "ctr1", {.dir = kUpstreamDir})
+            .exit_code == 0);
 
   // ADD by one, DEL by the other.
-  CHECK(Call("bandwidth", "DEL", BwConf("1.0.0", o, keys).dump(), c1, "ctr1", kUpstreamDir).exit_code == 0);
-  CHECK(Call("bandwidth", "DEL", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", o, keys).dump(), c1, "ctr1", {.dir = kUpstreamDir})
+            .exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
   CHECK(Ifbs(fx).empty());
   // Upstream's DEL leaves the veth's qdiscs (they go with the veth); ours
   // removes them, so the veth is ready for the next ADD.
-  CHECK(Call("bandwidth", "DEL", BwConf("1.0.0", o, keys).dump(), c1, "ctr1").exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", o, keys).dump(), c1, "ctr1").exit_code == 0);
   CHECK(Qdiscs(HostVeth(p1)).empty());
   CHECK(Qdiscs(HostVeth(p2)).empty());
 
   // GC: ours, for an attachment not in the list, goes; a listed one stays.
-  REQUIRE(Call("bandwidth", "ADD", BwConf("1.0.0", p1, keys).dump(), c1, "ctr1").exit_code == 0);
-  REQUIRE(Call("bandwidth", "ADD", BwConf("1.0.0", p2, keys).dump(), c2, "ctr2").exit_code == 0);
+  REQUIRE(CallPlugin("bandwidth", "ADD", BwConf("1.0.0", p1, keys).dump(), c1, "ctr1").exit_code == 0);
+  REQUIRE(CallPlugin("bandwidth", "ADD", BwConf("1.0.0", p2, keys).dump(), c2, "ctr2").exit_code == 0);
   Json gc = {{"cniVersion", "1.1.0"}, {"name", "bwnet"}, {"type", "bandwidth"},
              {"cni.dev/valid-attachments", Json::array({{{"containerID", "ctr2"}, {"ifname", "eth0"}}})}};
-  PluginCall call;
-  call.command = "GC";
-  call.config = gc.dump();
-  RunResult r = RunPlugin("bandwidth", call);
+  RunResult r = CallPlugin("bandwidth", "GC", gc.dump(), "", "", {.ifname = ""});
   INFO(Describe(r));
   CHECK(r.exit_code == 0);
   CHECK(Ifbs(fx) == std::vector<std::string>{ifb2});
-  call.command = "STATUS";
-  CHECK(RunPlugin("bandwidth", call).exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "STATUS", gc.dump(), "", "", {.ifname = ""}).exit_code == 0);
 
-  CHECK(Call("bandwidth", "DEL", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
+  CHECK(CallPlugin("bandwidth", "DEL", BwConf("1.0.0", t, keys).dump(), c2, "ctr2").exit_code == 0);
   PtpDel("1.0.0", c1, "ctr1");
   PtpDel("1.0.0", c2, "ctr2");
-  fx.DelNetns(c1);
-  fx.DelNetns(c2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1, c2});
 }

@@ -14,24 +14,19 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
 #include "cni/types.h"
 #include "cni/version.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
-using cni::test::TempDir;
-
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
+using namespace cni::test;  // NOLINT: test brevity
 
 cni::net::IpAddress A(const char* text) { return *cni::net::IpAddress::Parse(text); }
 
@@ -42,95 +37,18 @@ std::string BrConf(const std::string& version, const Json& ipam, const Json& ext
   return conf.dump();
 }
 
-Json StaticIpam(const std::string& addr, const std::string& gw = "",
-                const Json& routes = Json::array()) {
-  Json a = {{"address", addr}};
-  if (!gw.empty()) a["gateway"] = gw;
-  return {{"type", "static"}, {"addresses", Json::array({a})}, {"routes", routes}};
-}
-
-Json HostLocal(const TempDir& dir, const std::string& subnet = "10.66.0.0/24",
-               const Json& routes = Json::array()) {
-  return {{"type", "host-local"},
-          {"dataDir", dir.str()},
-          {"ranges", Json::array({Json::array({{{"subnet", subnet}}})})},
-          {"routes", routes}};
-}
-
+// The bridge plugin through the CNI protocol.
 RunResult Call(const std::string& command, const std::string& conf, const std::string& netns,
-               const std::string& id, const std::string& ifname = "eth0", const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = ifname;
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin("bridge", call, dir);
-}
-
-std::string WithPrev(const std::string& conf, const std::string& add_out) {
-  Json j = Json::parse(conf);
-  j["prevResult"] = Json::parse(add_out);
-  return j.dump();
-}
-
-int ErrCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
-}
-
-std::string ErrMsg(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("msg")) return r.out + r.err;
-  return j["msg"].get<std::string>();
-}
-
-cni::Result MustResult(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
-  INFO(res.status().ToString());
-  REQUIRE(res.ok());
-  return *res;
-}
-
-void MustSucceed(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-std::vector<std::string> Reservations(const TempDir& dir) {
-  std::vector<std::string> out;
-  if (!std::filesystem::exists(dir.path())) return out;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path())) {
-    std::string name = e.path().filename().string();
-    if (e.is_regular_file() && cni::net::IpAddress::Parse(name).ok()) out.push_back(name);
-  }
-  return out;
+               const std::string& id, const CallOptions& options = {}) {
+  return CallPlugin("bridge", command, conf, netns, id, options);
 }
 
 const std::vector<std::string> kOnlyLo = {"lo"};
 
-std::string Run(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv) {
-  RunResult r = fx.Exec(netns, argv);
-  INFO(absl::StrJoin(argv, " ") << ": " << r.err);
-  REQUIRE(r.exit_code == 0);
-  return r.out;
-}
-
-// `ip -d -j link show dev <name>` in `netns`, the one object.
-Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name) {
-  Json j = Json::parse(Run(fx, netns, {"ip", "-d", "-j", "link", "show", "dev", name}));
-  REQUIRE(j.size() == 1);
-  return j[0];
-}
-
 // The VLANs of `dev` per `bridge -j vlan show`: "vid[P][U]".
 std::set<std::string> Vlans(const NetnsFixture& fx, const std::string& dev) {
   std::set<std::string> out;
-  for (const Json& port : Json::parse(Run(fx, "", {"bridge", "-j", "vlan", "show", "dev", dev}))) {
+  for (const Json& port : Json::parse(MustExec(fx, "", {"bridge", "-j", "vlan", "show", "dev", dev}))) {
     for (const Json& v : port.value("vlans", Json::array())) {
       std::string s = std::to_string(v.value("vlan", 0));
       for (const Json& f : v.value("flags", Json::array())) {
@@ -141,14 +59,6 @@ std::set<std::string> Vlans(const NetnsFixture& fx, const std::string& dev) {
     }
   }
   return out;
-}
-
-// The test's end: the bridge (kept by DEL, as upstream) goes by hand.
-void Cleanup(NetnsFixture& fx, const std::vector<std::string>& netns,
-             const std::vector<std::string>& links = {"br0"}) {
-  for (const std::string& ns : netns) fx.DelNetns(ns);
-  for (const std::string& l : links) fx.Exec("", {"ip", "link", "del", l});
-  CHECK(fx.Leftovers().empty());
 }
 
 }  // namespace
@@ -184,21 +94,21 @@ TEST_CASE("bridge: two containers, gateway, default route, CHECK, DEL at every v
     CHECK(LinkJson(fx, c1, "eth0").value("address", "") == r1.interfaces[2].mac);
     CHECK(LinkJson(fx, "", r1.interfaces[1].name).value("master", "") == "br0");
   }
-  CHECK(absl::StrContains(Run(fx, "", {"ip", "-4", "addr", "show", "dev", "br0"}), "10.55.0.1/24"));
-  CHECK(absl::StrContains(Run(fx, c1, {"ip", "route", "show", "default"}), "via 10.55.0.1 dev eth0"));
+  CHECK(absl::StrContains(MustExec(fx, "", {"ip", "-4", "addr", "show", "dev", "br0"}), "10.55.0.1/24"));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "route", "show", "default"}), "via 10.55.0.1 dev eth0"));
   CHECK(cni::test::Ping(c1, A("10.55.0.1")));
   CHECK(cni::test::Ping(c1, A("10.55.0.6")));
   CHECK(cni::test::Ping(c2, A("10.55.0.5")));
 
   if (cni::VersionAtLeast(version, "0.4.0")) {
-    MustSucceed(Call("CHECK", WithPrev(conf1, add1.out), c1, "ctr1"));
+    MustSucceed(Call("CHECK", WithPrevResult(conf1, add1.out), c1, "ctr1"));
   }
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));  // idempotent
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   CHECK(fx.Links(c1) == kOnlyLo);
   CHECK(fx.Links() == std::vector<std::string>{"br0", "lo"});  // the bridge is kept
-  Cleanup(fx, {c1, c2});
+  TearDown(fx, {c1, c2}, {"br0"});
 }
 
 TEST_CASE("bridge: hairpin, isolation, MTU and promiscuous mode in the kernel", "[netns][bridge]") {
@@ -220,9 +130,9 @@ TEST_CASE("bridge: hairpin, isolation, MTU and promiscuous mode in the kernel", 
   CHECK(LinkJson(fx, c1, "eth0").value("mtu", 0) == 1400);
   CHECK(LinkJson(fx, "", "br0").value("mtu", 0) == 1400);  // created with the MTU
   CHECK(LinkJson(fx, "", "br0").value("promiscuity", -1) == 0);
-  MustSucceed(Call("CHECK", WithPrev(BrConf("1.0.0", StaticIpam("10.55.0.5/24"),
-                                            {{"hairpinMode", true}, {"portIsolation", true}, {"mtu", 1400}}),
-                                     add1.out),
+  MustSucceed(Call("CHECK", WithPrevResult(BrConf("1.0.0", StaticIpam("10.55.0.5/24"),
+                                                  {{"hairpinMode", true}, {"portIsolation", true}, {"mtu", 1400}}),
+                                           add1.out),
                    c1, "ctr1"));
 
   // A second container on the same bridge asks for promiscuous mode.
@@ -237,7 +147,7 @@ TEST_CASE("bridge: hairpin, isolation, MTU and promiscuous mode in the kernel", 
 
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   MustSucceed(Call("DEL", BrConf("1.0.0", StaticIpam("10.55.0.5/24")), c1, "ctr1"));
-  Cleanup(fx, {c1, c2});
+  TearDown(fx, {c1, c2}, {"br0"});
 }
 
 TEST_CASE("bridge: isolated ports do not reach each other", "[netns][bridge]") {
@@ -250,7 +160,7 @@ TEST_CASE("bridge: isolated ports do not reach each other", "[netns][bridge]") {
   CHECK_FALSE(cni::test::Ping(c1, A("10.55.0.6"), 500));
   MustSucceed(Call("DEL", BrConf("1.0.0", StaticIpam("10.55.0.5/24"), iso), c1, "ctr1"));
   MustSucceed(Call("DEL", BrConf("1.0.0", StaticIpam("10.55.0.6/24"), iso), c2, "ctr2"));
-  Cleanup(fx, {c1, c2});
+  TearDown(fx, {c1, c2}, {"br0"});
 }
 
 TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") {
@@ -264,10 +174,10 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
     // leave nothing behind (upstream fails the same way, less clearly).
     RunResult add = Call("ADD", conf1, c1, "ctr1");
     CHECK(add.exit_code != 0);
-    CHECK(absl::StrContains(ErrMsg(add), "no bridge VLAN filtering"));
+    CHECK(absl::StrContains(ErrorMessage(add), "no bridge VLAN filtering"));
     CHECK(fx.Links(c1) == kOnlyLo);
     WARN("kernel without bridge VLAN filtering: VLAN table checks skipped");
-    Cleanup(fx, {c1, c2, c3}, {});
+    TearDown(fx, {c1, c2, c3});
     return;
   }
   fx.Exec("", {"ip", "link", "del", "brprobe"});
@@ -278,7 +188,7 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
   // The gateway lives on br0.100, an access port of VLAN 100 (upstream's layout).
   REQUIRE(r1.interfaces.size() == 4);
   CHECK(r1.interfaces[3].name == "br0.100");
-  CHECK(absl::StrContains(Run(fx, "", {"ip", "-4", "addr", "show", "dev", "br0.100"}), "10.55.0.1/24"));
+  CHECK(absl::StrContains(MustExec(fx, "", {"ip", "-4", "addr", "show", "dev", "br0.100"}), "10.55.0.1/24"));
   CHECK(cni::test::Ping(c1, A("10.55.0.1")));
 
   std::string conf2 = BrConf("1.0.0", StaticIpam("10.55.0.6/24"),
@@ -297,7 +207,7 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   MustSucceed(Call("DEL", conf3, c3, "ctr3"));
-  Cleanup(fx, {c1, c2, c3}, {"br0.100", "br0"});
+  TearDown(fx, {c1, c2, c3}, {"br0.100", "br0"});
 }
 
 TEST_CASE("bridge: forceAddress replaces a wrong bridge address, without it ADD fails cleanly",
@@ -305,26 +215,28 @@ TEST_CASE("bridge: forceAddress replaces a wrong bridge address, without it ADD 
   NetnsFixture fx;
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
-  Run(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
-  Run(fx, "", {"ip", "addr", "add", "10.9.9.1/24", "dev", "br0"});
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  MustExec(fx, "", {"ip", "addr", "add", "10.9.9.1/24", "dev", "br0"});
 
-  std::string conf = BrConf("1.0.0", HostLocal(data), {{"isGateway", true}});
+  std::string conf = BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}), {{"isGateway", true}});
   RunResult add = Call("ADD", conf, c1, "ctr1");
   CHECK(add.exit_code != 0);
   INFO(add.out);
-  CHECK(absl::StrContains(ErrMsg(add), "\"br0\" already has an IP address (10.9.9.1/24) different from 10.66.0.1/24"));
+  CHECK(absl::StrContains(ErrorMessage(add),
+                          "\"br0\" already has an IP address (10.9.9.1/24) different from 10.66.0.1/24"));
   CHECK(Reservations(data).empty());
   CHECK(fx.Links(c1) == kOnlyLo);
   CHECK(fx.Links() == std::vector<std::string>{"br0", "lo"});
 
-  std::string forced = BrConf("1.0.0", HostLocal(data), {{"isGateway", true}, {"forceAddress", true}});
+  std::string forced =
+      BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}), {{"isGateway", true}, {"forceAddress", true}});
   MustResult(Call("ADD", forced, c1, "ctr1"));
-  std::string addrs = Run(fx, "", {"ip", "-4", "addr", "show", "dev", "br0"});
+  std::string addrs = MustExec(fx, "", {"ip", "-4", "addr", "show", "dev", "br0"});
   CHECK(absl::StrContains(addrs, "10.66.0.1/24"));
   CHECK_FALSE(absl::StrContains(addrs, "10.9.9.1"));
   MustSucceed(Call("DEL", forced, c1, "ctr1"));
   CHECK(Reservations(data).empty());
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"br0"});
 }
 
 TEST_CASE("bridge: 20 concurrent ADDs onto a bridge that does not exist yet", "[netns][bridge]") {
@@ -333,7 +245,7 @@ TEST_CASE("bridge: 20 concurrent ADDs onto a bridge that does not exist yet", "[
   constexpr int kN = 20;
   std::vector<std::string> ns;
   for (int i = 0; i < kN; ++i) ns.push_back(fx.AddNetns(absl::StrCat("c", i)));
-  std::string conf = BrConf("1.0.0", HostLocal(data), {{"isGateway", true}});
+  std::string conf = BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}), {{"isGateway", true}});
   std::vector<RunResult> results(kN);
   std::vector<std::thread> threads;
   for (int i = 0; i < kN; ++i) {
@@ -351,7 +263,7 @@ TEST_CASE("bridge: 20 concurrent ADDs onto a bridge that does not exist yet", "[
   CHECK(cni::test::Ping(ns[0], (*cni::net::IpPrefix::Parse(*ips.rbegin())).addr()));
   for (int i = 0; i < kN; ++i) MustSucceed(Call("DEL", conf, ns[i], absl::StrCat("ctr", i)));
   CHECK(Reservations(data).empty());
-  Cleanup(fx, ns);
+  TearDown(fx, ns, {"br0"});
 }
 
 TEST_CASE("bridge: CHECK names what is missing", "[netns][bridge]") {
@@ -361,43 +273,43 @@ TEST_CASE("bridge: CHECK names what is missing", "[netns][bridge]") {
                             {{"isGateway", true}});
   RunResult add = Call("ADD", conf, c1, "ctr1");
   cni::Result res = MustResult(add);
-  const std::string check_conf = WithPrev(conf, add.out);
+  const std::string check_conf = WithPrevResult(conf, add.out);
   MustSucceed(Call("CHECK", check_conf, c1, "ctr1"));
 
   std::string expect;
   SECTION("the container link") {
-    Run(fx, c1, {"ip", "link", "del", "eth0"});
+    MustExec(fx, c1, {"ip", "link", "del", "eth0"});
     expect = "container interface \"eth0\" not found";
   }
   SECTION("the container address") {
-    Run(fx, c1, {"ip", "addr", "del", "10.55.0.5/24", "dev", "eth0"});
+    MustExec(fx, c1, {"ip", "addr", "del", "10.55.0.5/24", "dev", "eth0"});
     expect = "address 10.55.0.5/24 is missing on container interface \"eth0\"";
   }
   SECTION("an IPAM route") {
-    Run(fx, c1, {"ip", "route", "del", "10.99.0.0/16"});
+    MustExec(fx, c1, {"ip", "route", "del", "10.99.0.0/16"});
     expect = "route 10.99.0.0/16 is missing in the container";
   }
   SECTION("the gateway address on the bridge") {
-    Run(fx, "", {"ip", "addr", "del", "10.55.0.1/24", "dev", "br0"});
+    MustExec(fx, "", {"ip", "addr", "del", "10.55.0.1/24", "dev", "br0"});
     expect = "gateway address 10.55.0.1/24 is missing on \"br0\"";
   }
   SECTION("the port left the bridge") {
-    Run(fx, "", {"ip", "link", "set", res.interfaces[1].name, "nomaster"});
+    MustExec(fx, "", {"ip", "link", "set", res.interfaces[1].name, "nomaster"});
     expect = "is not a port of bridge \"br0\"";
   }
   RunResult check = Call("CHECK", check_conf, c1, "ctr1");
   CHECK(check.exit_code != 0);
   INFO(check.out);
-  CHECK(absl::StrContains(ErrMsg(check), expect));
+  CHECK(absl::StrContains(ErrorMessage(check), expect));
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"br0"});
 }
 
 TEST_CASE("bridge: DEL releases the address when the namespace is gone or empty", "[netns][bridge]") {
   NetnsFixture fx;
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = BrConf("1.0.0", HostLocal(data));
+  std::string conf = BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}));
   MustResult(Call("ADD", conf, c1, "ctr1"));
   REQUIRE(Reservations(data).size() == 1);
   fx.DelNetns(c1);
@@ -408,7 +320,7 @@ TEST_CASE("bridge: DEL releases the address when the namespace is gone or empty"
   SECTION("CNI_NETNS is empty") { MustSucceed(Call("DEL", conf, "", "ctr1")); }
   MustSucceed(Call("DEL", conf, "", "ctr1"));  // and again
   CHECK(Reservations(data).empty());
-  Cleanup(fx, {});
+  TearDown(fx, {}, {"br0"});
 }
 
 TEST_CASE("bridge: a failed ADD rolls back the veth and the address", "[netns][bridge]") {
@@ -418,14 +330,14 @@ TEST_CASE("bridge: a failed ADD rolls back the veth and the address", "[netns][b
   // A route through a gateway the container cannot reach fails after the
   // veth exists and the address is reserved.
   Json routes = Json::array({{{"dst", "10.99.0.0/16"}, {"gw", "192.168.254.1"}}});
-  RunResult add = Call("ADD", BrConf("1.0.0", HostLocal(data, "10.66.0.0/24", routes)), c1, "ctr1");
+  RunResult add = Call("ADD", BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}, routes)), c1, "ctr1");
   INFO(add.out << add.err);
   CHECK(add.exit_code != 0);
-  CHECK(absl::StrContains(ErrMsg(add), "10.99.0.0/16"));
+  CHECK(absl::StrContains(ErrorMessage(add), "10.99.0.0/16"));
   CHECK(Reservations(data).empty());
   CHECK(fx.Links(c1) == kOnlyLo);
   CHECK(fx.Links() == std::vector<std::string>{"br0", "lo"});
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"br0"});
 }
 
 TEST_CASE("bridge: bad input is refused before any side effect", "[netns][bridge]") {
@@ -447,15 +359,15 @@ TEST_CASE("bridge: bad input is refused before any side effect", "[netns][bridge
   };
   for (const Case& k : cases) {
     INFO(k.extra.dump());
-    RunResult add = Call("ADD", BrConf("1.0.0", HostLocal(data), k.extra), c1, "ctr1");
+    RunResult add = Call("ADD", BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}), k.extra), c1, "ctr1");
     CHECK(add.exit_code != 0);
-    CHECK(ErrCode(add) == k.code);
-    CHECK(absl::StrContains(ErrMsg(add), k.says));
+    CHECK(ErrorCode(add) == k.code);
+    CHECK(absl::StrContains(ErrorMessage(add), k.says));
     CHECK(std::filesystem::is_empty(data.path()));
     CHECK(fx.Links() == kOnlyLo);
     CHECK(fx.Links(c1) == kOnlyLo);
   }
-  Cleanup(fx, {c1}, {});
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("bridge: layer 2 only, container interface disabled, MAC from runtimeConfig",
@@ -474,22 +386,22 @@ TEST_CASE("bridge: layer 2 only, container interface disabled, MAC from runtimeC
   std::vector<std::string> flags = eth0.value("flags", std::vector<std::string>{});
   CHECK(std::find(flags.begin(), flags.end(), "UP") == flags.end());
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"br0"});
 }
 
 TEST_CASE("bridge: GC and STATUS go to IPAM", "[netns][bridge]") {
   NetnsFixture fx;
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = BrConf("1.1.0", HostLocal(data));
+  std::string conf = BrConf("1.1.0", HostLocalIpam(data, {"10.66.0.0/24"}));
   MustResult(Call("ADD", conf, c1, "ctr1"));
   MustSucceed(Call("STATUS", conf, "", ""));
   Json gc = Json::parse(conf);
   gc["cni.dev/valid-attachments"] = Json::array();
-  MustSucceed(Call("GC", gc.dump(), "", "", ""));
+  MustSucceed(Call("GC", gc.dump(), "", "", {.ifname = ""}));
   CHECK(Reservations(data).empty());  // GC with no valid attachments frees it
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"br0"});
 }
 
 // ---- Differential: upstream's bridge and ours, same config ----
@@ -501,7 +413,7 @@ std::vector<std::string> KernelState(const NetnsFixture& fx, const std::string& 
                                      const std::string& host_veth) {
   auto dev = [&](const std::string& name) { return name == host_veth ? "HOSTVETH" : name; };
   std::vector<std::string> out;
-  for (const Json& link : Json::parse(Run(fx, netns, {"ip", "-d", "-j", "addr", "show"}))) {
+  for (const Json& link : Json::parse(MustExec(fx, netns, {"ip", "-d", "-j", "addr", "show"}))) {
     std::string name = dev(link.value("ifname", ""));
     out.push_back(absl::StrCat("link ", name, " mtu ", link.value("mtu", 0), " master ",
                                link.value("master", "-"), " promisc ", link.value("promiscuity", 0)));
@@ -517,7 +429,8 @@ std::vector<std::string> KernelState(const NetnsFixture& fx, const std::string& 
     }
   }
   for (const char* family : {"-4", "-6"}) {
-    for (const Json& r : Json::parse(Run(fx, netns, {"ip", "-j", family, "route", "show", "table", "main"}))) {
+    for (const Json& r :
+         Json::parse(MustExec(fx, netns, {"ip", "-j", family, "route", "show", "table", "main"}))) {
       std::string dst = r.value("dst", "");
       if (absl::StartsWith(dst, "fe80:")) continue;
       out.push_back(absl::StrCat("route ", dst, " via ", r.value("gateway", "-"), " dev ",
@@ -536,17 +449,13 @@ struct Outcome {
 Outcome AddAndSnapshot(NetnsFixture& fx, const std::string& conf, const std::string& netns,
                        const std::string& dir) {
   Outcome o;
-  o.result = MustResult(Call("ADD", conf, netns, "diff", "eth0", dir));
+  o.result = MustResult(Call("ADD", conf, netns, "diff", {.dir = dir}));
   REQUIRE(o.result.interfaces.size() == 3);
   const std::string host_veth = o.result.interfaces[1].name;
   o.container = KernelState(fx, netns, host_veth);
   o.host = KernelState(fx, "", host_veth);
-  for (cni::Interface& i : o.result.interfaces) {
-    if (i.name == host_veth) i.name = "HOSTVETH";
-    i.mac.clear();
-    i.sandbox = i.sandbox.empty() ? "" : "SANDBOX";
-  }
-  MustSucceed(Call("DEL", conf, netns, "diff", "eth0", dir));
+  NormalizeForDiff(o.result, host_veth);
+  MustSucceed(Call("DEL", conf, netns, "diff", {.dir = dir}));
   fx.Exec("", {"ip", "link", "del", "br0"});
   return o;
 }

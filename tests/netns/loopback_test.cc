@@ -6,49 +6,29 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
 #include "cni/types.h"
 #include "cni/version.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
+using namespace cni::test;  // NOLINT: test brevity
 
+// The loopback plugin through the CNI protocol, with a fixed container id
+// (CNI_IFNAME is eth0 and ignored: loopback always means "lo").
 RunResult Call(const std::string& command, const std::string& conf, const std::string& netns,
                const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = "lo-test";
-  call.netns = netns;
-  call.ifname = "eth0";  // ignored: loopback always means "lo"
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin("loopback", call, dir);
+  return CallPlugin("loopback", command, conf, netns, "lo-test", {.dir = dir});
 }
 
 std::string Conf(const std::string& version) {
   return Json{{"cniVersion", version}, {"name", "lo"}, {"type", "loopback"}}.dump();
-}
-
-void MustSucceed(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-cni::Result MustResult(const RunResult& r) {
-  MustSucceed(r);
-  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
-  INFO(res.status().ToString() << " in " << r.out);
-  REQUIRE(res.ok());
-  return *res;
 }
 
 // True when lo is administratively up in `netns` (kernel view through ip -j).
@@ -126,12 +106,11 @@ TEST_CASE("loopback: prevResult passes through, dns is kept", "[netns][loopback]
   CHECK(d.dns.nameservers == std::vector<std::string>{"10.0.0.53"});
 
   MustSucceed(Call("DEL", chained.dump(), ns));
-  fx.DelNetns(ns);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {ns});
 }
 
 TEST_CASE("loopback: same result and state as upstream's loopback", "[netns][loopback][differential]") {
-  if (!std::filesystem::exists("/usr/lib/cni/loopback")) {
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/loopback")) {
     WARN("no upstream loopback in /usr/lib/cni: differential skipped");
     return;
   }
@@ -139,16 +118,14 @@ TEST_CASE("loopback: same result and state as upstream's loopback", "[netns][loo
   std::string up_ns = fx.AddNetns("upstream");
   std::string our_ns = fx.AddNetns("ours");
   // 1.0.0: upstream v1.1.1 prints older versions without converting them.
-  cni::Result up = MustResult(Call("ADD", Conf("1.0.0"), up_ns, "/usr/lib/cni"));
+  cni::Result up = MustResult(Call("ADD", Conf("1.0.0"), up_ns, kUpstreamDir));
   cni::Result ours = MustResult(Call("ADD", Conf("1.0.0"), our_ns));
   up.interfaces[0].sandbox = ours.interfaces[0].sandbox = "SANDBOX";
   CHECK(ours == up);
   CHECK(LoUp(fx, up_ns) == LoUp(fx, our_ns));
 
-  MustSucceed(Call("DEL", Conf("1.0.0"), up_ns, "/usr/lib/cni"));
+  MustSucceed(Call("DEL", Conf("1.0.0"), up_ns, kUpstreamDir));
   MustSucceed(Call("DEL", Conf("1.0.0"), our_ns));
   CHECK(LoUp(fx, up_ns) == LoUp(fx, our_ns));
-  fx.DelNetns(up_ns);
-  fx.DelNetns(our_ns);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {up_ns, our_ns});
 }

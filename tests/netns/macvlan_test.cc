@@ -10,24 +10,19 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
 #include "cni/types.h"
 #include "cni/version.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
-using cni::test::TempDir;
-
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
+using namespace cni::test;  // NOLINT: test brevity
 
 cni::net::IpAddress A(const char* text) { return *cni::net::IpAddress::Parse(text); }
 
@@ -38,81 +33,24 @@ std::string MvConf(const std::string& version, const Json& ipam, const Json& ext
   return conf.dump();
 }
 
-Json StaticIpam(const std::string& addr, const Json& routes = Json::array()) {
-  return {{"type", "static"}, {"addresses", Json::array({{{"address", addr}}})}, {"routes", routes}};
-}
+// host-local storing in `dir`, on 10.44.0.0/24, without routes.
+Json HostLocal(const TempDir& dir) { return HostLocalIpam(dir, {"10.44.0.0/24"}, nullptr); }
 
-Json HostLocal(const TempDir& dir) {
-  return {{"type", "host-local"},
-          {"dataDir", dir.str()},
-          {"ranges", Json::array({Json::array({{{"subnet", "10.44.0.0/24"}}})})}};
-}
-
+// The macvlan plugin through the CNI protocol.
 RunResult Call(const std::string& command, const std::string& conf, const std::string& netns,
-               const std::string& id, const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = "eth0";
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin("macvlan", call, dir);
-}
-
-int ErrCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
-}
-
-std::string ErrMsg(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("msg")) return r.out + r.err;
-  return j["msg"].get<std::string>();
-}
-
-cni::Result MustResult(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
-  REQUIRE(res.ok());
-  return *res;
-}
-
-void MustSucceed(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-std::string Run(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv) {
-  RunResult r = fx.Exec(netns, argv);
-  INFO(absl::StrJoin(argv, " ") << ": " << r.err);
-  REQUIRE(r.exit_code == 0);
-  return r.out;
-}
-
-Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name) {
-  Json j = Json::parse(Run(fx, netns, {"ip", "-d", "-j", "link", "show", "dev", name}));
-  REQUIRE(j.size() == 1);
-  return j[0];
+               const std::string& id, const CallOptions& options = {}) {
+  return CallPlugin("macvlan", command, conf, netns, id, options);
 }
 
 // The master: "mst0" (peer "mst0p"), both up, in `netns` ("" = host).
 void MakeMaster(const NetnsFixture& fx, const std::string& netns = "", int mtu = 1500) {
-  Run(fx, netns, {"ip", "link", "add", "mst0", "mtu", std::to_string(mtu), "type", "veth", "peer",
-                  "name", "mst0p"});
-  Run(fx, netns, {"ip", "link", "set", "mst0", "up"});
-  Run(fx, netns, {"ip", "link", "set", "mst0p", "up"});
+  MustExec(fx, netns, {"ip", "link", "add", "mst0", "mtu", std::to_string(mtu), "type", "veth", "peer",
+                       "name", "mst0p"});
+  MustExec(fx, netns, {"ip", "link", "set", "mst0", "up"});
+  MustExec(fx, netns, {"ip", "link", "set", "mst0p", "up"});
 }
 
 const std::vector<std::string> kOnlyLo = {"lo"};
-
-void Cleanup(NetnsFixture& fx, const std::vector<std::string>& netns, bool master = true) {
-  for (const std::string& ns : netns) fx.DelNetns(ns);
-  if (master) fx.Exec("", {"ip", "link", "del", "mst0"});
-  CHECK(fx.Leftovers().empty());
-}
 
 }  // namespace
 
@@ -144,19 +82,18 @@ TEST_CASE("macvlan: two containers in bridge mode reach each other, every versio
   CHECK(cni::test::Ping(c2, A("10.44.0.5")));
   CHECK(fx.Links() == std::vector<std::string>{"lo", "mst0", "mst0p"});  // nothing in the host
   if (cni::VersionAtLeast(version, "0.4.0")) {
-    Json check = Json::parse(conf1);
-    check["prevResult"] = Json::parse(add1.out);
+    Json check = Json::parse(WithPrevResult(conf1, add1.out));
     MustSucceed(Call("CHECK", check.dump(), c1, "ctr1"));
     check["mode"] = "vepa";
     RunResult bad = Call("CHECK", check.dump(), c1, "ctr1");
     CHECK(bad.exit_code != 0);
-    CHECK(absl::StrContains(ErrMsg(bad), "has mode bridge, the config wants vepa"));
+    CHECK(absl::StrContains(ErrorMessage(bad), "has mode bridge, the config wants vepa"));
   }
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   CHECK(fx.Links(c1) == kOnlyLo);
-  Cleanup(fx, {c1, c2});
+  TearDown(fx, {c1, c2}, {"mst0"});
 }
 
 TEST_CASE("macvlan: each mode is set as asked", "[netns][macvlan]") {
@@ -171,7 +108,7 @@ TEST_CASE("macvlan: each mode is set as asked", "[netns][macvlan]") {
     MustSucceed(Call("DEL", conf, c1, "ctr1"));
     CHECK(fx.Links(c1) == kOnlyLo);
   }
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"mst0"});
 }
 
 TEST_CASE("macvlan: MTU, MAC, layer 2 only", "[netns][macvlan]") {
@@ -183,8 +120,8 @@ TEST_CASE("macvlan: MTU, MAC, layer 2 only", "[netns][macvlan]") {
   SECTION("an MTU above the master's is refused, nothing left behind") {
     RunResult add = Call("ADD", MvConf("1.0.0", HostLocal(data), {{"mtu", 1500}}), c1, "ctr1");
     CHECK(add.exit_code != 0);
-    CHECK(ErrCode(add) == 7);
-    CHECK(absl::StrContains(ErrMsg(add), "invalid MTU 1500, must be [0, master MTU(1400)]"));
+    CHECK(ErrorCode(add) == 7);
+    CHECK(absl::StrContains(ErrorMessage(add), "invalid MTU 1500, must be [0, master MTU(1400)]"));
     CHECK(std::filesystem::is_empty(data.path()));
     CHECK(fx.Links(c1) == kOnlyLo);
   }
@@ -202,14 +139,14 @@ TEST_CASE("macvlan: MTU, MAC, layer 2 only", "[netns][macvlan]") {
     std::string conf = MvConf("1.0.0", Json::object());
     cni::Result r = MustResult(Call("ADD", conf, c1, "ctr1"));
     CHECK(r.ips.empty());
-    Json eth0 = Json::parse(Run(fx, c1, {"ip", "-4", "-j", "addr", "show", "dev", "eth0"}));
+    Json eth0 = Json::parse(MustExec(fx, c1, {"ip", "-4", "-j", "addr", "show", "dev", "eth0"}));
     CHECK((eth0.empty() || eth0[0].value("addr_info", Json::array()).empty()));
     std::vector<std::string> flags = LinkJson(fx, c1, "eth0").value("flags", std::vector<std::string>{});
     CHECK(std::find(flags.begin(), flags.end(), "UP") != flags.end());
     MustSucceed(Call("DEL", conf, c1, "ctr1"));
   }
   CHECK(fx.Links(c1) == kOnlyLo);
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"mst0"});
 }
 
 TEST_CASE("macvlan: the master in the container (linkInContainer)", "[netns][macvlan]") {
@@ -222,18 +159,18 @@ TEST_CASE("macvlan: the master in the container (linkInContainer)", "[netns][mac
   CHECK(eth0.value("link", "") == "mst0");
   // Without linkInContainer the master is looked for in the host, where there is none.
   RunResult add = Call("ADD", MvConf("1.0.0", StaticIpam("10.44.0.6/24")), c1, "ctr2");
-  CHECK(ErrCode(add) == 7);
-  CHECK(absl::StrContains(ErrMsg(add), "master \"mst0\" not found in the host namespace"));
+  CHECK(ErrorCode(add) == 7);
+  CHECK(absl::StrContains(ErrorMessage(add), "master \"mst0\" not found in the host namespace"));
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
   CHECK(fx.Links(c1) == std::vector<std::string>{"lo", "mst0", "mst0p"});
-  Cleanup(fx, {c1}, false);
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("macvlan: the default master is the default route's interface", "[netns][macvlan]") {
   NetnsFixture fx;
   MakeMaster(fx);
-  Run(fx, "", {"ip", "addr", "add", "192.168.77.2/24", "dev", "mst0"});
-  Run(fx, "", {"ip", "route", "add", "default", "via", "192.168.77.1", "dev", "mst0"});
+  MustExec(fx, "", {"ip", "addr", "add", "192.168.77.2/24", "dev", "mst0"});
+  MustExec(fx, "", {"ip", "route", "add", "default", "via", "192.168.77.1", "dev", "mst0"});
   std::string c1 = fx.AddNetns("c1");
   Json conf = Json::parse(MvConf("1.0.0", Json::object()));
   conf.erase("master");
@@ -241,7 +178,7 @@ TEST_CASE("macvlan: the default master is the default route's interface", "[netn
   // The lower link lives in another namespace: ip names it by index.
   CHECK(LinkJson(fx, c1, "eth0").value("link_index", 0) == LinkJson(fx, "", "mst0").value("ifindex", -1));
   MustSucceed(Call("DEL", conf.dump(), c1, "ctr1"));
-  Cleanup(fx, {c1});
+  TearDown(fx, {c1}, {"mst0"});
 }
 
 TEST_CASE("macvlan: a missing master is refused, nothing left behind", "[netns][macvlan]") {
@@ -250,11 +187,11 @@ TEST_CASE("macvlan: a missing master is refused, nothing left behind", "[netns][
   std::string c1 = fx.AddNetns("c1");
   RunResult add = Call("ADD", MvConf("1.0.0", HostLocal(data)), c1, "ctr1");
   CHECK(add.exit_code != 0);
-  CHECK(ErrCode(add) == 7);
-  CHECK(absl::StrContains(ErrMsg(add), "master \"mst0\" not found"));
+  CHECK(ErrorCode(add) == 7);
+  CHECK(absl::StrContains(ErrorMessage(add), "master \"mst0\" not found"));
   CHECK(std::filesystem::is_empty(data.path()));
   CHECK(fx.Links(c1) == kOnlyLo);
-  Cleanup(fx, {c1}, false);
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("macvlan: DEL releases the address when the namespace is gone", "[netns][macvlan]") {
@@ -268,12 +205,8 @@ TEST_CASE("macvlan: DEL releases the address when the namespace is gone", "[netn
   fx.DelNetns(c1);
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
   MustSucceed(Call("DEL", conf, "", "ctr1"));
-  size_t files = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(data.path())) {
-    if (e.is_regular_file() && cni::net::IpAddress::Parse(e.path().filename().string()).ok()) ++files;
-  }
-  CHECK(files == 0);
-  Cleanup(fx, {});
+  CHECK(Reservations(data).empty());
+  TearDown(fx, {}, {"mst0"});
 }
 
 TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
@@ -287,14 +220,15 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
   const Json extra = GENERATE(Json({{"mode", "private"}, {"mtu", 1400}}), Json({{"mode", "vepa"}}),
                               Json::object());
   INFO(extra.dump());
-  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24", Json::array({{{"dst", "0.0.0.0/0"}, {"gw", "10.44.0.1"}}})), extra);
+  Json routes = Json::array({{{"dst", "0.0.0.0/0"}, {"gw", "10.44.0.1"}}});
+  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24", "", routes), extra);
   struct Snap {
     cni::Result result;
     std::string link, addrs, routes;
   };
   auto snap = [&](const std::string& dir, const std::string& ns) {
     Snap s;
-    s.result = MustResult(Call("ADD", conf, ns, "diff", dir));
+    s.result = MustResult(Call("ADD", conf, ns, "diff", {.dir = dir}));
     for (cni::Interface& i : s.result.interfaces) {
       i.mac.clear();
       i.sandbox = "SANDBOX";
@@ -302,9 +236,9 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
     Json l = LinkJson(fx, ns, "eth0");
     s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"]["info_data"].value("mode", ""), " ",
                           l.value("operstate", ""));
-    s.addrs = Run(fx, ns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
-    s.routes = Run(fx, ns, {"ip", "route", "show"});
-    MustSucceed(Call("DEL", conf, ns, "diff", dir));
+    s.addrs = MustExec(fx, ns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
+    s.routes = MustExec(fx, ns, {"ip", "route", "show"});
+    MustSucceed(Call("DEL", conf, ns, "diff", {.dir = dir}));
     CHECK(fx.Links(ns) == kOnlyLo);
     return s;
   };
@@ -316,5 +250,5 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
   CHECK(ours.link == up.link);
   CHECK(ours.addrs == up.addrs);
   CHECK(ours.routes == up.routes);
-  Cleanup(fx, {up_ns, our_ns});
+  TearDown(fx, {up_ns, our_ns}, {"mst0"});
 }

@@ -8,10 +8,6 @@
 // the host (OUTPUT), from 127.0.0.1 (route_localnet + SNAT) and from B
 // (hairpin through the host address). Netfilter state is per namespace, so
 // all iptables/nft work stays in the fixture's namespace.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -25,90 +21,31 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cni/json.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
-
-extern char** environ;
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
-using cni::test::TempDir;
-
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
-constexpr const char* kEnvPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-
-// A background process in a namespace (socat server), killed on scope exit;
-// `timeout` bounds it even if the test dies.
-class Background {
- public:
-  Background(const std::string& netns, const std::vector<std::string>& argv) {
-    std::vector<std::string> full = {"/usr/bin/timeout", "120", "/usr/bin/nsenter", "--net=" + netns, "--"};
-    full.insert(full.end(), argv.begin(), argv.end());
-    std::vector<char*> cargv;
-    for (std::string& s : full) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    if (posix_spawn(&pid_, cargv[0], nullptr, nullptr, cargv.data(), environ) != 0) pid_ = -1;
-  }
-  ~Background() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  Background(const Background&) = delete;
-  Background& operator=(const Background&) = delete;
-
- private:
-  pid_t pid_ = -1;
-};
-
-// socat client in `netns` ("" = host): sends `data`, returns what came back.
-std::string Talk(const std::string& netns, const std::string& addr, const std::string& data = "") {
-  std::vector<std::string> argv;
-  if (!netns.empty()) argv = {"/usr/bin/nsenter", "--net=" + netns, "--"};
-  argv.insert(argv.end(), {"/usr/bin/socat", "-T", "2", "-t", "2", "-", addr});
-  return cni::test::RunProcess(argv, {kEnvPath}, data, 8000).out;
-}
+using namespace cni::test;  // NOLINT: test brevity
 
 // Retries while servers start and IPv6 addresses settle.
 bool Reaches(const std::string& netns, const std::string& addr, const std::string& want,
              const std::string& data = "") {
   for (int i = 0; i < 12; ++i) {
-    if (absl::StrContains(Talk(netns, addr, data), want)) return true;
+    if (absl::StrContains(SocatExchange(netns, addr, data), want)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   return false;
 }
 
-void Must(const RunResult& r, const char* what) {
-  INFO(what << ": exit " << r.exit_code << "\nout: " << r.out << "\nerr: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-RunResult Plugin(const std::string& type, const std::string& command, const std::string& conf,
-                 const std::string& netns, const std::string& id, const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = "eth0";
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin(type, call, dir);
-}
-
 Json BridgeConf(const TempDir& dir) {
   return {{"cniVersion", "1.0.0"}, {"name", "pmnet"}, {"type", "bridge"}, {"bridge", "cni0"},
           {"isGateway", true},
-          {"ipam", {{"type", "host-local"}, {"dataDir", dir.str()},
-                    {"ranges", Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}}),
-                                            Json::array({{{"subnet", "fd00:88::/64"}}})})},
-                    {"routes", Json::array({{{"dst", "0.0.0.0/0"}}, {{"dst", "::/0"}}})}}}};
+          {"ipam", HostLocalIpam(dir, {"10.88.0.0/24", "fd00:88::/64"},
+                                 Json::array({{{"dst", "0.0.0.0/0"}}, {{"dst", "::/0"}}}))}};
 }
 
 Json Mappings() {
@@ -144,27 +81,28 @@ std::string Firewall(const NetnsFixture& fx) {
 struct World {
   explicit World(NetnsFixture& f) : fx(f) {
     outside = fx.AddNetns("outside");
-    Must(fx.Exec("", {"ip", "link", "add", "hostnic", "type", "veth", "peer", "name", "eth0", "netns", "outside"}),
-         "veth");
-    Must(fx.Exec("", {"ip", "addr", "add", "192.168.77.1/24", "dev", "hostnic"}), "addr");
-    Must(fx.Exec("", {"ip", "addr", "add", "fd00:77::1/64", "dev", "hostnic", "nodad"}), "addr6");
-    Must(fx.Exec("", {"ip", "link", "set", "hostnic", "up"}), "up");
-    Must(fx.Exec(outside, {"ip", "addr", "add", "192.168.77.2/24", "dev", "eth0"}), "addr");
-    Must(fx.Exec(outside, {"ip", "addr", "add", "fd00:77::2/64", "dev", "eth0", "nodad"}), "addr6");
-    Must(fx.Exec(outside, {"ip", "link", "set", "eth0", "up"}), "up");
-    Must(fx.Exec(outside, {"ip", "link", "set", "lo", "up"}), "lo");
+    MustSucceed(
+        fx.Exec("", {"ip", "link", "add", "hostnic", "type", "veth", "peer", "name", "eth0", "netns", "outside"}),
+        "veth");
+    MustSucceed(fx.Exec("", {"ip", "addr", "add", "192.168.77.1/24", "dev", "hostnic"}), "addr");
+    MustSucceed(fx.Exec("", {"ip", "addr", "add", "fd00:77::1/64", "dev", "hostnic", "nodad"}), "addr6");
+    MustSucceed(fx.Exec("", {"ip", "link", "set", "hostnic", "up"}), "up");
+    MustSucceed(fx.Exec(outside, {"ip", "addr", "add", "192.168.77.2/24", "dev", "eth0"}), "addr");
+    MustSucceed(fx.Exec(outside, {"ip", "addr", "add", "fd00:77::2/64", "dev", "eth0", "nodad"}), "addr6");
+    MustSucceed(fx.Exec(outside, {"ip", "link", "set", "eth0", "up"}), "up");
+    MustSucceed(fx.Exec(outside, {"ip", "link", "set", "lo", "up"}), "lo");
     ctr_a = fx.AddNetns("ctra");
     ctr_b = fx.AddNetns("ctrb");
-    RunResult a = Plugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_a, "ctr-a");
-    Must(a, "bridge ADD a");
+    RunResult a = CallPlugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_a, "ctr-a");
+    MustSucceed(a, "bridge ADD a");
     prev_a = a.out;
-    RunResult b = Plugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_b, "ctr-b");
-    Must(b, "bridge ADD b");
+    RunResult b = CallPlugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_b, "ctr-b");
+    MustSucceed(b, "bridge ADD b");
     prev_b = b.out;
   }
   ~World() {
-    (void)Plugin("bridge", "DEL", BridgeConf(dir).dump(), ctr_a, "ctr-a");
-    (void)Plugin("bridge", "DEL", BridgeConf(dir).dump(), ctr_b, "ctr-b");
+    (void)CallPlugin("bridge", "DEL", BridgeConf(dir).dump(), ctr_a, "ctr-a");
+    (void)CallPlugin("bridge", "DEL", BridgeConf(dir).dump(), ctr_b, "ctr-b");
   }
   NetnsFixture& fx;
   TempDir dir;
@@ -178,15 +116,16 @@ TEST_CASE("portmap: TCP UDP and IPv6 mappings carry traffic and DEL removes ever
   std::string backend = GENERATE(as<std::string>{}, "iptables", "nftables");
   INFO("backend " << backend);
   World w(fx);
-  Background tcp(w.ctr_a, {"/usr/bin/socat", "TCP6-LISTEN:80,reuseaddr,fork,ipv6only=0", "EXEC:/bin/echo ctr-a"});
-  Background udp(w.ctr_a, {"/usr/bin/socat", "UDP-RECVFROM:53,fork", "EXEC:/bin/echo udp-a"});
+  BackgroundProcess tcp(w.ctr_a,
+                        {"/usr/bin/socat", "TCP6-LISTEN:80,reuseaddr,fork,ipv6only=0", "EXEC:/bin/echo ctr-a"});
+  BackgroundProcess udp(w.ctr_a, {"/usr/bin/socat", "UDP-RECVFROM:53,fork", "EXEC:/bin/echo udp-a"});
   std::string conf = PortmapConf(backend, w.prev_a);
 
-  RunResult add = Plugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
-  Must(add, "portmap ADD");
+  RunResult add = CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
+  MustSucceed(add, "portmap ADD");
   // prevResult passes through unchanged.
   CHECK(Json::parse(add.out) == Json::parse(w.prev_a));
-  Must(Plugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a"), "portmap CHECK");
+  MustSucceed(CallPlugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a"), "portmap CHECK");
 
   CHECK(Reaches(w.outside, "TCP:192.168.77.1:8080,connect-timeout=2", "ctr-a"));
   CHECK(Reaches(w.outside, "TCP:192.168.77.1:8081,connect-timeout=2", "ctr-a"));
@@ -198,18 +137,18 @@ TEST_CASE("portmap: TCP UDP and IPv6 mappings carry traffic and DEL removes ever
   CHECK(Reaches(w.outside, "TCP:[fd00:77::1]:8080,connect-timeout=2", "ctr-a"));
   CHECK(Reaches(w.outside, "TCP:[fd00:77::1]:8086,connect-timeout=2", "ctr-a"));
   // hostIP 192.168.77.1 only: not on the IPv6 address, and 8086 not on IPv4.
-  CHECK_FALSE(absl::StrContains(Talk(w.outside, "TCP:[fd00:77::1]:8081,connect-timeout=1"), "ctr-a"));
-  CHECK_FALSE(absl::StrContains(Talk(w.outside, "TCP:192.168.77.1:8086,connect-timeout=1"), "ctr-a"));
+  CHECK_FALSE(absl::StrContains(SocatExchange(w.outside, "TCP:[fd00:77::1]:8081,connect-timeout=1"), "ctr-a"));
+  CHECK_FALSE(absl::StrContains(SocatExchange(w.outside, "TCP:192.168.77.1:8086,connect-timeout=1"), "ctr-a"));
 
-  Must(Plugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL");
-  CHECK_FALSE(absl::StrContains(Talk(w.outside, "TCP:192.168.77.1:8080,connect-timeout=1"), "ctr-a"));
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL");
+  CHECK_FALSE(absl::StrContains(SocatExchange(w.outside, "TCP:192.168.77.1:8080,connect-timeout=1"), "ctr-a"));
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
   CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
   // CHECK after DEL names what is missing.
-  CHECK(Plugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a").exit_code != 0);
+  CHECK(CallPlugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a").exit_code != 0);
   // DEL again is fine.
-  Must(Plugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL again");
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL again");
 }
 
 TEST_CASE("portmap: no mappings means no firewall work and prevResult unchanged", "[netns][portmap]") {
@@ -218,10 +157,10 @@ TEST_CASE("portmap: no mappings means no firewall work and prevResult unchanged"
   World w(fx);
   std::string before = Firewall(fx);
   std::string conf = PortmapConf(backend, w.prev_a, Json::array());
-  RunResult add = Plugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
-  Must(add, "ADD");
+  RunResult add = CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
+  MustSucceed(add, "ADD");
   CHECK(Json::parse(add.out) == Json::parse(w.prev_a));
-  Must(Plugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "DEL");
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "DEL");
   CHECK(Firewall(fx) == before);
 }
 
@@ -258,14 +197,14 @@ TEST_CASE("portmap: bad input is refused with nothing applied", "[netns][portmap
   for (const Bad& b : cases) {
     std::string conf = PortmapConf(backend, w.prev_a, b.maps, b.extra);
     INFO(conf);
-    RunResult r = Plugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
+    RunResult r = CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a");
     CHECK(r.exit_code != 0);
     CHECK(Json::parse(r.out).value("code", 0) == b.code);
   }
   // No prevResult: chained only.
   Json np = Json::parse(PortmapConf(backend, w.prev_a));
   np.erase("prevResult");
-  CHECK(Plugin("portmap", "ADD", np.dump(), w.ctr_a, "ctr-a").exit_code != 0);
+  CHECK(CallPlugin("portmap", "ADD", np.dump(), w.ctr_a, "ctr-a").exit_code != 0);
   CHECK(Firewall(fx) == before);
 }
 
@@ -277,14 +216,14 @@ TEST_CASE("portmap: CHECK passes for an IPv4-only container without IPv6 rules",
   Json bconf = BridgeConf(dir);
   bconf["ipam"]["ranges"] = Json::array({Json::array({{{"subnet", "10.89.0.0/24"}}})});
   bconf["ipam"]["routes"] = Json::array();
-  RunResult br = Plugin("bridge", "ADD", bconf.dump(), ctr, "v4");
-  Must(br, "bridge ADD");
+  RunResult br = CallPlugin("bridge", "ADD", bconf.dump(), ctr, "v4");
+  MustSucceed(br, "bridge ADD");
   Json maps = Json::array({{{"hostPort", 9090}, {"containerPort", 90}, {"protocol", "tcp"}}});
   std::string conf = PortmapConf(backend, br.out, maps);
-  Must(Plugin("portmap", "ADD", conf, ctr, "v4"), "ADD");
-  Must(Plugin("portmap", "CHECK", conf, ctr, "v4"), "CHECK");
-  Must(Plugin("portmap", "DEL", conf, ctr, "v4"), "DEL");
-  (void)Plugin("bridge", "DEL", bconf.dump(), ctr, "v4");
+  MustSucceed(CallPlugin("portmap", "ADD", conf, ctr, "v4"), "ADD");
+  MustSucceed(CallPlugin("portmap", "CHECK", conf, ctr, "v4"), "CHECK");
+  MustSucceed(CallPlugin("portmap", "DEL", conf, ctr, "v4"), "DEL");
+  (void)CallPlugin("bridge", "DEL", bconf.dump(), ctr, "v4");
 }
 
 TEST_CASE("portmap: GC removes the rules of unlisted containers only", "[netns][portmap]") {
@@ -293,16 +232,16 @@ TEST_CASE("portmap: GC removes the rules of unlisted containers only", "[netns][
   World w(fx);
   Json ma = Json::array({{{"hostPort", 8080}, {"containerPort", 80}, {"protocol", "tcp"}}});
   Json mb = Json::array({{{"hostPort", 8090}, {"containerPort", 80}, {"protocol", "tcp"}}});
-  Must(Plugin("portmap", "ADD", PortmapConf(backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "ADD a");
-  Must(Plugin("portmap", "ADD", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "ADD b");
+  MustSucceed(CallPlugin("portmap", "ADD", PortmapConf(backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "ADD a");
+  MustSucceed(CallPlugin("portmap", "ADD", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "ADD b");
   Json gc = {{"cniVersion", "1.1.0"}, {"name", "pmnet"}, {"type", "portmap"}, {"backend", backend},
              {"cni.dev/valid-attachments", Json::array({{{"containerID", "ctr-b"}, {"ifname", "eth0"}}})}};
-  Must(Plugin("portmap", "GC", gc.dump(), "", ""), "GC");
+  MustSucceed(CallPlugin("portmap", "GC", gc.dump(), "", ""), "GC");
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
   CHECK(absl::StrContains(fw, "ctr-b"));
-  Must(Plugin("portmap", "CHECK", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "CHECK b");
-  Must(Plugin("portmap", "DEL", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "DEL b");
+  MustSucceed(CallPlugin("portmap", "CHECK", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "CHECK b");
+  MustSucceed(CallPlugin("portmap", "DEL", PortmapConf(backend, w.prev_b, mb), w.ctr_b, "ctr-b"), "DEL b");
   CHECK_FALSE(absl::StrContains(Firewall(fx), "ctr-b"));
 }
 
@@ -310,20 +249,21 @@ TEST_CASE("portmap: takes turns with upstream's portmap (iptables)", "[netns][po
   NetnsFixture fx;
   bool upstream_adds = GENERATE(true, false);
   World w(fx);
-  Background tcp(w.ctr_a, {"/usr/bin/socat", "TCP6-LISTEN:80,reuseaddr,fork,ipv6only=0", "EXEC:/bin/echo ctr-a"});
+  BackgroundProcess tcp(w.ctr_a,
+                        {"/usr/bin/socat", "TCP6-LISTEN:80,reuseaddr,fork,ipv6only=0", "EXEC:/bin/echo ctr-a"});
   // Upstream 1.1.1 has no nftables backend and no "backend" key.
   std::string conf = PortmapConf("", w.prev_a);
-  Must(Plugin("portmap", "ADD", conf, w.ctr_a, "ctr-a", upstream_adds ? kUpstreamDir : ""), "ADD");
+  MustSucceed(CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a", {.dir = upstream_adds ? kUpstreamDir : ""}), "ADD");
   CHECK(Reaches(w.outside, "TCP:192.168.77.1:8080,connect-timeout=2", "ctr-a"));
   // Our CHECK accepts upstream's rules. (Upstream 1.1.1's CHECK looks for
   // the IPv4 rules in ip6tables too, so it fails on any dual-stack
   // container, its own included: not asked here.)
-  if (upstream_adds) Must(Plugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a"), "CHECK");
-  Must(Plugin("portmap", "DEL", conf, w.ctr_a, "ctr-a", upstream_adds ? "" : kUpstreamDir), "DEL");
+  if (upstream_adds) MustSucceed(CallPlugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a"), "CHECK");
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a", {.dir = upstream_adds ? "" : kUpstreamDir}), "DEL");
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
   CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
-  CHECK_FALSE(absl::StrContains(Talk(w.outside, "TCP:192.168.77.1:8080,connect-timeout=1"), "ctr-a"));
+  CHECK_FALSE(absl::StrContains(SocatExchange(w.outside, "TCP:192.168.77.1:8080,connect-timeout=1"), "ctr-a"));
 }
 
 TEST_CASE("portmap: 12 concurrent ADDs and DELs keep every container's rules", "[netns][portmap]") {
@@ -343,13 +283,13 @@ TEST_CASE("portmap: 12 concurrent ADDs and DELs keep every container's rules", "
     std::vector<std::thread> threads;
     std::vector<RunResult> results(kN);
     for (int i = 0; i < kN; ++i) {
-      threads.emplace_back([&, i] { results[i] = Plugin("portmap", command, conf(i), ns, absl::StrCat("c", i)); });
+      threads.emplace_back([&, i] { results[i] = CallPlugin("portmap", command, conf(i), ns, absl::StrCat("c", i)); });
     }
     for (std::thread& t : threads) t.join();
-    for (const RunResult& r : results) Must(r, command);
+    for (const RunResult& r : results) MustSucceed(r, command);
   };
   all("ADD");
-  for (int i = 0; i < kN; ++i) Must(Plugin("portmap", "CHECK", conf(i), ns, absl::StrCat("c", i)), "CHECK");
+  for (int i = 0; i < kN; ++i) MustSucceed(CallPlugin("portmap", "CHECK", conf(i), ns, absl::StrCat("c", i)), "CHECK");
   all("DEL");
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
@@ -370,22 +310,23 @@ TEST_CASE("portmap: a stale UDP conntrack entry is flushed so the mapping works 
   NetnsFixture fx;
   std::string backend = GENERATE(as<std::string>{}, "iptables", "nftables");
   World w(fx);
-  Background udp(w.ctr_a, {"/usr/bin/socat", "UDP-RECVFROM:53,fork", "EXEC:/bin/echo udp-a"});
+  BackgroundProcess udp(w.ctr_a, {"/usr/bin/socat", "UDP-RECVFROM:53,fork", "EXEC:/bin/echo udp-a"});
   // Conntrack runs in a namespace once some rule needs it (on a node: the
   // other containers' mappings); a table of our own stands in for them.
-  Must(fx.Exec("", {"nft", "add", "table", "ip", "warm"}), "nft");
-  Must(fx.Exec("", {"nft", "add", "chain", "ip", "warm", "pre", "{ type filter hook prerouting priority 0 ; }"}), "nft");
-  Must(fx.Exec("", {"nft", "add", "rule", "ip", "warm", "pre", "ct", "state", "new", "counter"}), "nft");
+  MustSucceed(fx.Exec("", {"nft", "add", "table", "ip", "warm"}), "nft");
+  MustSucceed(fx.Exec("", {"nft", "add", "chain", "ip", "warm", "pre", "{ type filter hook prerouting priority 0 ; }"}),
+              "nft");
+  MustSucceed(fx.Exec("", {"nft", "add", "rule", "ip", "warm", "pre", "ct", "state", "new", "counter"}), "nft");
   // Before the mapping: a datagram from source port 4000 leaves an entry
   // without DNAT, which would keep swallowing this flow after ADD.
   std::string client = "UDP:192.168.77.1:5353,sourceport=4000,reuseaddr";
-  (void)Talk(w.outside, client, "early\n");
+  (void)SocatExchange(w.outside, client, "early\n");
   CHECK(absl::StrContains(Conntrack(), "dport=5353"));
   Json maps = Json::array({{{"hostPort", 5353}, {"containerPort", 53}, {"protocol", "udp"}}});
   std::string conf = PortmapConf(backend, w.prev_a, maps);
-  Must(Plugin("portmap", "ADD", conf, w.ctr_a, "ctr-a"), "ADD");
-  CHECK(absl::StrContains(Talk(w.outside, client, "ping\n"), "udp-a"));
-  Must(Plugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "DEL");
+  MustSucceed(CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a"), "ADD");
+  CHECK(absl::StrContains(SocatExchange(w.outside, client, "ping\n"), "udp-a"));
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "DEL");
   // DEL flushes too: the DNATed entry does not outlive the mapping.
   CHECK_FALSE(absl::StrContains(Conntrack(), "dport=5353"));
 }

@@ -14,25 +14,19 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
 #include "cni/types.h"
 #include "cni/version.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
-using cni::test::TempDir;
-
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
+using namespace cni::test;  // NOLINT: test brevity
 
 cni::net::IpAddress A(const char* text) { return *cni::net::IpAddress::Parse(text); }
 
@@ -43,78 +37,13 @@ std::string PtpConf(const std::string& version, const Json& ipam, const Json& ex
   return conf.dump();
 }
 
-Json StaticIpam(const std::vector<std::pair<std::string, std::string>>& addrs,
-                const Json& routes = Json::array({{{"dst", "0.0.0.0/0"}}})) {
-  Json list = Json::array();
-  for (const auto& [addr, gw] : addrs) {
-    Json a = {{"address", addr}};
-    if (!gw.empty()) a["gateway"] = gw;
-    list.push_back(a);
-  }
-  return {{"type", "static"}, {"addresses", list}, {"routes", routes}};
-}
+const Json kDefaultRoute = Json::array({{{"dst", "0.0.0.0/0"}}});
 
-Json HostLocalIpam(const TempDir& dir, const Json& ranges, const Json& routes = Json::array()) {
-  return {{"type", "host-local"}, {"dataDir", dir.str()}, {"ranges", ranges}, {"routes", routes}};
-}
-
-// One plugin call. `dir` empty: our build; else e.g. kUpstreamDir (then its
-// IPAM plugins come from there too).
+// The ptp plugin through the CNI protocol. `options.dir` empty: our build;
+// else e.g. kUpstreamDir (then its IPAM plugins come from there too).
 RunResult Call(const std::string& command, const std::string& conf, const std::string& netns,
-               const std::string& id, const std::string& ifname = "eth0",
-               const std::string& dir = "") {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = ifname;
-  call.config = conf;
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin("ptp", call, dir);
-}
-
-// The configuration with the ADD output as prevResult (for CHECK).
-std::string WithPrev(const std::string& conf, const std::string& add_out) {
-  Json j = Json::parse(conf);
-  j["prevResult"] = Json::parse(add_out);
-  return j.dump();
-}
-
-int ErrorCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
-}
-
-std::string ErrorMsg(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("msg")) return r.out + r.err;
-  return j["msg"].get<std::string>();
-}
-
-cni::Result MustResult(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
-  INFO(res.status().ToString());
-  REQUIRE(res.ok());
-  return *res;
-}
-
-void MustSucceed(const RunResult& r) {
-  INFO("exit " << r.exit_code << " out: " << r.out << " err: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-// host-local reservation files left in `dir` (names that parse as addresses).
-std::vector<std::string> Reservations(const TempDir& dir) {
-  std::vector<std::string> out;
-  if (!std::filesystem::exists(dir.path())) return out;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path())) {
-    std::string name = e.path().filename().string();
-    if (e.is_regular_file() && cni::net::IpAddress::Parse(name).ok()) out.push_back(name);
-  }
-  return out;
+               const std::string& id, const CallOptions& options = {}) {
+  return CallPlugin("ptp", command, conf, netns, id, options);
 }
 
 bool HasLink(const std::vector<std::string>& links, const std::string& name) {
@@ -122,15 +51,6 @@ bool HasLink(const std::vector<std::string>& links, const std::string& name) {
 }
 
 const std::vector<std::string> kOnlyLo = {"lo"};
-
-// Runs `ip <args>` in `netns` and expects it to work.
-std::string Ip(const NetnsFixture& fx, const std::string& netns, std::vector<std::string> args) {
-  args.insert(args.begin(), "ip");
-  RunResult r = fx.Exec(netns, args);
-  INFO("ip " << absl::StrJoin(args, " ") << ": " << r.err);
-  REQUIRE(r.exit_code == 0);
-  return r.out;
-}
 
 }  // namespace
 
@@ -141,8 +61,8 @@ TEST_CASE("ptp: ADD, traffic, CHECK, DEL at every CNI version", "[netns][ptp]") 
   NetnsFixture fx;
   std::string c1 = fx.AddNetns("c1");
   std::string c2 = fx.AddNetns("c2");
-  std::string conf1 = PtpConf(version, StaticIpam({{"10.77.0.5/24", "10.77.0.1"}}));
-  std::string conf2 = PtpConf(version, StaticIpam({{"10.77.0.6/24", "10.77.0.1"}}));
+  std::string conf1 = PtpConf(version, StaticIpam("10.77.0.5/24", "10.77.0.1", kDefaultRoute));
+  std::string conf2 = PtpConf(version, StaticIpam("10.77.0.6/24", "10.77.0.1", kDefaultRoute));
 
   RunResult add1 = Call("ADD", conf1, c1, "ctr1");
   cni::Result r1 = MustResult(add1);
@@ -169,10 +89,10 @@ TEST_CASE("ptp: ADD, traffic, CHECK, DEL at every CNI version", "[netns][ptp]") 
   CHECK(cni::test::Ping(c1, A("10.77.0.1")));
   CHECK(cni::test::Ping(c1, A("10.77.0.6")));
   CHECK(cni::test::Ping(c2, A("10.77.0.5")));
-  CHECK(Ip(fx, "", {"-4", "route", "show", "10.77.0.5"}).find("scope host") != std::string::npos);
+  CHECK(MustExec(fx, "", {"ip", "-4", "route", "show", "10.77.0.5"}).find("scope host") != std::string::npos);
 
   if (cni::VersionAtLeast(version, "0.4.0")) {
-    MustSucceed(Call("CHECK", WithPrev(conf1, add1.out), c1, "ctr1"));
+    MustSucceed(Call("CHECK", WithPrevResult(conf1, add1.out), c1, "ctr1"));
   }
 
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
@@ -180,54 +100,51 @@ TEST_CASE("ptp: ADD, traffic, CHECK, DEL at every CNI version", "[netns][ptp]") 
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   CHECK(fx.Links(c1) == kOnlyLo);
   CHECK(fx.Links(c2) == kOnlyLo);
-  fx.DelNetns(c1);
-  fx.DelNetns(c2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1, c2});
 }
 
 TEST_CASE("ptp: CHECK names what is missing", "[netns][ptp]") {
   NetnsFixture fx;
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = PtpConf("1.0.0", StaticIpam({{"10.77.0.5/24", "10.77.0.1"}}));
+  std::string conf = PtpConf("1.0.0", StaticIpam("10.77.0.5/24", "10.77.0.1", kDefaultRoute));
   RunResult add = Call("ADD", conf, c1, "ctr1");
   cni::Result res = MustResult(add);
   const std::string host_veth = res.interfaces[0].name;
-  const std::string check_conf = WithPrev(conf, add.out);
+  const std::string check_conf = WithPrevResult(conf, add.out);
   MustSucceed(Call("CHECK", check_conf, c1, "ctr1"));
 
   std::string expect;
   SECTION("the subnet route in the container") {
-    Ip(fx, c1, {"route", "del", "10.77.0.0/24"});
+    MustExec(fx, c1, {"ip", "route", "del", "10.77.0.0/24"});
     expect = "route 10.77.0.0/24 via 10.77.0.1 dev eth0 is missing in the container";
   }
   SECTION("the default route from IPAM") {
-    Ip(fx, c1, {"route", "del", "default"});
+    MustExec(fx, c1, {"ip", "route", "del", "default"});
     expect = "route 0.0.0.0/0 is missing in the container";
   }
   SECTION("the container address") {
-    Ip(fx, c1, {"addr", "del", "10.77.0.5/24", "dev", "eth0"});
+    MustExec(fx, c1, {"ip", "addr", "del", "10.77.0.5/24", "dev", "eth0"});
     expect = "address 10.77.0.5/24 is missing on container interface \"eth0\"";
   }
   SECTION("the gateway address on the host veth") {
-    Ip(fx, "", {"addr", "del", "10.77.0.1/32", "dev", host_veth});
+    MustExec(fx, "", {"ip", "addr", "del", "10.77.0.1/32", "dev", host_veth});
     expect = "address 10.77.0.1/32 is missing on host interface \"" + host_veth + "\"";
   }
   SECTION("the host route") {
-    Ip(fx, "", {"route", "del", "10.77.0.5/32", "dev", host_veth});
+    MustExec(fx, "", {"ip", "route", "del", "10.77.0.5/32", "dev", host_veth});
     expect = "route 10.77.0.5/32 dev " + host_veth + " is missing in the host namespace";
   }
   SECTION("the container link") {
-    Ip(fx, c1, {"link", "del", "eth0"});
+    MustExec(fx, c1, {"ip", "link", "del", "eth0"});
     expect = "container interface \"eth0\" not found";
   }
   RunResult check = Call("CHECK", check_conf, c1, "ctr1");
   CHECK(check.exit_code != 0);
   INFO(check.out);
-  CHECK(absl::StrContains(ErrorMsg(check), expect));
+  CHECK(absl::StrContains(ErrorMessage(check), expect));
 
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("ptp: dual stack with host-local", "[netns][ptp]") {
@@ -235,10 +152,9 @@ TEST_CASE("ptp: dual stack with host-local", "[netns][ptp]") {
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
   std::string c2 = fx.AddNetns("c2");
-  Json ranges = Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}}),
-                             Json::array({{{"subnet", "fd88::/64"}}})});
+  const std::vector<std::string> subnets = {"10.88.0.0/24", "fd88::/64"};
   Json routes = Json::array({{{"dst", "0.0.0.0/0"}}, {{"dst", "::/0"}}});
-  std::string conf = PtpConf("1.1.0", HostLocalIpam(data, ranges, routes));
+  std::string conf = PtpConf("1.1.0", HostLocalIpam(data, subnets, routes));
 
   RunResult add1 = Call("ADD", conf, c1, "ctr1");
   cni::Result r1 = MustResult(add1);
@@ -257,17 +173,17 @@ TEST_CASE("ptp: dual stack with host-local", "[netns][ptp]") {
     CHECK(cni::test::Ping(c1, ip.address.addr()));
   }
   // The IPv6 default route goes through the gateway, like IPv4's.
-  CHECK(absl::StrContains(Ip(fx, c1, {"-6", "route", "show", "default"}), "via fd88::1 dev eth0"));
-  CHECK(Ip(fx, "", {"-6", "addr", "show"}).find("fd88::1/128") != std::string::npos);
-  CHECK(absl::StrContains(Ip(fx, "", {"-o", "-6", "route"}), r1.ips[1].address.addr().ToString()));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "route", "show", "default"}), "via fd88::1 dev eth0"));
+  CHECK(MustExec(fx, "", {"ip", "-6", "addr", "show"}).find("fd88::1/128") != std::string::npos);
+  CHECK(absl::StrContains(MustExec(fx, "", {"ip", "-o", "-6", "route"}), r1.ips[1].address.addr().ToString()));
 
-  MustSucceed(Call("CHECK", WithPrev(conf, add1.out), c1, "ctr1"));
+  MustSucceed(Call("CHECK", WithPrevResult(conf, add1.out), c1, "ctr1"));
   // STATUS and GC go to host-local; GC keeping both attachments frees nothing.
   MustSucceed(Call("STATUS", conf, "", ""));
   Json gc = Json::parse(conf);
   gc["cni.dev/valid-attachments"] = {{{"containerID", "ctr1"}, {"ifname", "eth0"}},
                                      {{"containerID", "ctr2"}, {"ifname", "eth0"}}};
-  MustSucceed(Call("GC", gc.dump(), "", "", ""));
+  MustSucceed(Call("GC", gc.dump(), "", "", {.ifname = ""}));
   CHECK(Reservations(data).size() == 4);
 
   MustSucceed(Call("DEL", conf, c1, "ctr1"));
@@ -275,17 +191,14 @@ TEST_CASE("ptp: dual stack with host-local", "[netns][ptp]") {
   MustSucceed(Call("DEL", conf, c2, "ctr2"));
   CHECK(Reservations(data).empty());
   CHECK(fx.Links() == kOnlyLo);
-  fx.DelNetns(c1);
-  fx.DelNetns(c2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1, c2});
 }
 
 TEST_CASE("ptp: DEL releases the address when the namespace is gone", "[netns][ptp]") {
   NetnsFixture fx;
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = PtpConf(
-      "1.0.0", HostLocalIpam(data, Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})})));
+  std::string conf = PtpConf("1.0.0", HostLocalIpam(data, {"10.88.0.0/24"}));
   MustResult(Call("ADD", conf, c1, "ctr1"));
   REQUIRE(Reservations(data).size() == 1);
   fx.DelNetns(c1);
@@ -311,55 +224,52 @@ TEST_CASE("ptp: ipMasq with an unknown backend is refused before anything happen
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
   std::string conf =
-      PtpConf("1.0.0", HostLocalIpam(data, Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})})),
-              {{"ipMasq", true}, {"ipMasqBackend", "pf"}});
+      PtpConf("1.0.0", HostLocalIpam(data, {"10.88.0.0/24"}), {{"ipMasq", true}, {"ipMasqBackend", "pf"}});
   RunResult add = Call("ADD", conf, c1, "ctr1");
   CHECK(add.exit_code != 0);
   CHECK(ErrorCode(add) == 7);
-  CHECK(absl::StrContains(ErrorMsg(add), "ipMasqBackend"));
+  CHECK(absl::StrContains(ErrorMessage(add), "ipMasqBackend"));
   // IPAM was never called: not even its network directory exists.
   CHECK(std::filesystem::is_empty(data.path()));
   CHECK(fx.Links() == kOnlyLo);
   CHECK(fx.Links(c1) == kOnlyLo);
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("ptp: a failed ADD rolls back", "[netns][ptp]") {
   NetnsFixture fx;
   TempDir data;
   std::string c1 = fx.AddNetns("c1");
-  Json ranges = Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})});
+  const std::vector<std::string> subnets = {"10.88.0.0/24"};
   std::vector<std::string> container_links_before = kOnlyLo;
   RunResult add;
 
   SECTION("CNI_IFNAME already exists in the container") {
-    Ip(fx, c1, {"link", "add", "eth0", "type", "veth", "peer", "name", "eth0peer"});
+    MustExec(fx, c1, {"ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0peer"});
     container_links_before = fx.Links(c1);
-    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, ranges)), c1, "ctr1");
-    CHECK(absl::StrContains(ErrorMsg(add), "\"eth0\" already exists"));
+    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, subnets)), c1, "ctr1");
+    CHECK(absl::StrContains(ErrorMessage(add), "\"eth0\" already exists"));
   }
   SECTION("an IPAM route the container cannot have (after the veth exists)") {
     Json routes = Json::array({{{"dst", "10.99.0.0/16"}, {"gw", "192.168.254.1"}}});
-    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, ranges, routes)), c1, "ctr1");
-    CHECK(absl::StrContains(ErrorMsg(add), "10.99.0.0/16"));
+    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, subnets, routes)), c1, "ctr1");
+    CHECK(absl::StrContains(ErrorMessage(add), "10.99.0.0/16"));
   }
   SECTION("an MTU veth cannot have (refused before IPAM)") {
-    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, ranges), {{"mtu", 70000}}), c1, "ctr1");
+    add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, subnets), {{"mtu", 70000}}), c1, "ctr1");
     CHECK(ErrorCode(add) == 7);
-    CHECK(absl::StrContains(ErrorMsg(add), "mtu 70000"));
+    CHECK(absl::StrContains(ErrorMessage(add), "mtu 70000"));
   }
   SECTION("an IPAM address without a gateway") {
-    add = Call("ADD", PtpConf("1.0.0", StaticIpam({{"10.77.0.5/24", ""}})), c1, "ctr1");
-    CHECK(absl::StrContains(ErrorMsg(add), "has no gateway"));
+    add = Call("ADD", PtpConf("1.0.0", StaticIpam("10.77.0.5/24", "", kDefaultRoute)), c1, "ctr1");
+    CHECK(absl::StrContains(ErrorMessage(add), "has no gateway"));
   }
   INFO(add.out << add.err);
   CHECK(add.exit_code != 0);
   CHECK(Reservations(data).empty());
   CHECK(fx.Links() == kOnlyLo);
   CHECK(fx.Links(c1) == container_links_before);
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("ptp: a CNI_NETNS that is not a namespace", "[netns][ptp]") {
@@ -367,12 +277,11 @@ TEST_CASE("ptp: a CNI_NETNS that is not a namespace", "[netns][ptp]") {
   TempDir data;
   std::string file = data.str() + "/not-a-netns";
   std::ofstream(file) << "plain file\n";
-  std::string conf = PtpConf(
-      "1.0.0", HostLocalIpam(data, Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})})));
+  std::string conf = PtpConf("1.0.0", HostLocalIpam(data, {"10.88.0.0/24"}));
   RunResult add = Call("ADD", conf, file, "ctr1");
   INFO(add.out);
   CHECK(add.exit_code != 0);
-  CHECK(absl::StrContains(ErrorMsg(add), file));
+  CHECK(absl::StrContains(ErrorMessage(add), file));
   CHECK(Reservations(data).empty());
   CHECK(fx.Links() == kOnlyLo);
   CHECK(fx.Leftovers().empty());
@@ -388,7 +297,7 @@ std::vector<std::string> KernelState(const NetnsFixture& fx, const std::string& 
                                      const std::string& host_veth) {
   auto dev = [&](const std::string& name) { return name == host_veth ? "HOSTVETH" : name; };
   std::vector<std::string> out;
-  for (const Json& link : Json::parse(Ip(fx, netns, {"-j", "addr", "show"}))) {
+  for (const Json& link : Json::parse(MustExec(fx, netns, {"ip", "-j", "addr", "show"}))) {
     out.push_back(absl::StrCat("link ", dev(link.value("ifname", "")), " mtu ", link.value("mtu", 0)));
     for (const Json& a : link.value("addr_info", Json::array())) {
       std::string local = a.value("local", "");
@@ -398,7 +307,8 @@ std::vector<std::string> KernelState(const NetnsFixture& fx, const std::string& 
     }
   }
   for (const char* family : {"-4", "-6"}) {
-    for (const Json& r : Json::parse(Ip(fx, netns, {"-j", family, "route", "show", "table", "main"}))) {
+    for (const Json& r :
+         Json::parse(MustExec(fx, netns, {"ip", "-j", family, "route", "show", "table", "main"}))) {
       std::string dst = r.value("dst", "");
       if (absl::StartsWith(dst, "fe80:")) continue;
       out.push_back(absl::StrCat("route ", dst, " via ", r.value("gateway", "-"), " dev ",
@@ -419,18 +329,14 @@ struct Outcome {
 Outcome AddAndSnapshot(NetnsFixture& fx, const std::string& conf, const std::string& netns,
                        const std::string& dir) {
   Outcome o;
-  o.result = MustResult(Call("ADD", conf, netns, "diff", "eth0", dir));
+  o.result = MustResult(Call("ADD", conf, netns, "diff", {.dir = dir}));
   REQUIRE(o.result.interfaces.size() == 2);
   const std::string host_veth = o.result.interfaces[0].name;
   o.container = KernelState(fx, netns, host_veth);
   o.host = KernelState(fx, "", host_veth);
   // Names, MACs and the sandbox path differ by construction.
-  for (cni::Interface& i : o.result.interfaces) {
-    if (i.name == host_veth) i.name = "HOSTVETH";
-    i.mac.clear();
-    i.sandbox = i.sandbox.empty() ? "" : "SANDBOX";
-  }
-  MustSucceed(Call("DEL", conf, netns, "diff", "eth0", dir));
+  NormalizeForDiff(o.result, host_veth);
+  MustSucceed(Call("DEL", conf, netns, "diff", {.dir = dir}));
   return o;
 }
 
@@ -445,10 +351,11 @@ TEST_CASE("ptp: same result and kernel state as upstream's ptp", "[netns][ptp][d
   std::string up_ns = fx.AddNetns("upstream");
   std::string our_ns = fx.AddNetns("ours");
   // Dual stack, an extra IPAM route, mtu and dns: every part of the contract.
-  Json ipam = StaticIpam({{"10.77.0.5/24", "10.77.0.1"}, {"fd77::5/64", "fd77::1"}},
+  Json ipam = StaticIpam("10.77.0.5/24", "10.77.0.1",
                          Json::array({{{"dst", "0.0.0.0/0"}},
                                       {{"dst", "::/0"}},
                                       {{"dst", "192.168.50.0/24"}, {"gw", "10.77.0.1"}}}));
+  ipam["addresses"].push_back({{"address", "fd77::5/64"}, {"gateway", "fd77::1"}});
   std::string conf = PtpConf("1.0.0", ipam, {{"mtu", 1400}, {"dns", {{"nameservers", {"10.0.0.53"}}}}});
 
   Outcome up = AddAndSnapshot(fx, conf, up_ns, kUpstreamDir);
@@ -470,7 +377,5 @@ TEST_CASE("ptp: same result and kernel state as upstream's ptp", "[netns][ptp][d
 
   CHECK(fx.Links(up_ns) == kOnlyLo);
   CHECK(fx.Links(our_ns) == kOnlyLo);
-  fx.DelNetns(up_ns);
-  fx.DelNetns(our_ns);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {up_ns, our_ns});
 }

@@ -33,7 +33,7 @@ RunResult Cnitool(const std::vector<std::string>& args, const TempDir& netconf,
                   const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> argv = {cni::test::PluginDir() + "/cnitool"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "NETCONFPATH=" + netconf.str(),
+  std::vector<std::string> env = {cni::test::kTestPath, "NETCONFPATH=" + netconf.str(),
                                   "CNI_PATH=" + cni::test::PluginDir()};
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   return cni::test::RunProcess(argv, env, "");

@@ -14,7 +14,9 @@
 #include "cni/net/ip.h"
 #include "cni/runtime.h"
 #include "cni/version.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
@@ -22,18 +24,12 @@ namespace {
 using cni::Json;
 using cni::runtime::Runtime;
 using cni::runtime::RuntimeConf;
-using cni::test::NetnsFixture;
-using cni::test::TempDir;
-
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
+using namespace cni::test;  // NOLINT: test brevity
 
 // ptp + host-local (+ loopback) at `version`.
 cni::runtime::NetworkConfigList PtpList(const TempDir& data, const std::string& version, bool loopback) {
   Json ptp = {{"type", "ptp"},
-              {"ipam", {{"type", "host-local"},
-                        {"dataDir", data.str()},
-                        {"ranges", Json::array({Json::array({{{"subnet", "10.88.0.0/24"}}})})},
-                        {"routes", Json::array({{{"dst", "0.0.0.0/0"}}})}}}};
+              {"ipam", HostLocalIpam(data, {"10.88.0.0/24"}, Json::array({{{"dst", "0.0.0.0/0"}}}))}};
   Json plugins = Json::array({ptp});
   if (loopback) plugins.push_back({{"type", "loopback"}});
   Json list = {{"cniVersion", version}, {"name", "rtnet"}, {"plugins", plugins}};
@@ -56,15 +52,6 @@ cni::Result MustParse(const absl::StatusOr<Json>& j) {
   auto r = cni::ParseResult(*j);
   REQUIRE(r.ok());
   return *r;
-}
-
-// host-local reservations left under `dir`.
-int Reservations(const TempDir& dir) {
-  int n = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path())) {
-    if (e.is_regular_file() && cni::net::IpAddress::Parse(e.path().filename().string()).ok()) ++n;
-  }
-  return n;
 }
 
 cni::net::IpAddress Addr(const cni::Result& r) { return r.ips.at(0).address.addr(); }
@@ -92,20 +79,18 @@ TEST_CASE("runtime netns: ADD, traffic, CHECK, DEL with ptp, host-local and loop
       CHECK(cni::test::Ping(ns2, Addr(r1)));
       CHECK(rt.CheckNetworkList(list, Att("ctr1", ns1)).ok());
       CHECK(rt.CheckNetworkList(list, Att("ctr2", ns2)).ok());
-      CHECK(Reservations(data) == 2);
+      CHECK(Reservations(data).size() == 2);
 
       REQUIRE(rt.DelNetworkList(list, Att("ctr1", ns1)).ok());
       REQUIRE(rt.DelNetworkList(list, Att("ctr2", ns2)).ok());
       CHECK(rt.DelNetworkList(list, Att("ctr2", ns2)).ok());  // DEL again is fine
-      CHECK(Reservations(data) == 0);
+      CHECK(Reservations(data).empty());
       CHECK(fx.Links(ns1) == std::vector<std::string>{"lo"});
       CHECK(fx.Links() == std::vector<std::string>{"lo"});
       CHECK(rt.GetCachedAttachments().empty());
     }
   }
-  fx.DelNetns(ns1);
-  fx.DelNetns(ns2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {ns1, ns2});
 }
 
 TEST_CASE("runtime netns: GC deletes what is not valid, then collects, and STATUS", "[netns][runtime]") {
@@ -126,17 +111,15 @@ TEST_CASE("runtime netns: GC deletes what is not valid, then collects, and STATU
   // ctr2 was deleted (its veth and reservation are gone); ctr1 still works.
   CHECK(fx.Links().size() == 2);
   CHECK(fx.Links(ns2) == std::vector<std::string>{"lo"});
-  CHECK(Reservations(data) == 1);
+  CHECK(Reservations(data).size() == 1);
   CHECK(rt.GetCachedAttachments().size() == 1);
   CHECK(rt.CheckNetworkList(list, Att("ctr1", ns1)).ok());
 
   // GC with nothing valid takes the rest.
   REQUIRE(rt.GcNetworkList(list, std::vector<cni::Attachment>{}).ok());
-  CHECK(Reservations(data) == 0);
+  CHECK(Reservations(data).empty());
   CHECK(fx.Links() == std::vector<std::string>{"lo"});
-  fx.DelNetns(ns1);
-  fx.DelNetns(ns2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {ns1, ns2});
 }
 
 TEST_CASE("runtime netns: upstream's plugins give the same results through the library",
@@ -160,7 +143,7 @@ TEST_CASE("runtime netns: upstream's plugins give the same results through the l
     cni::Result r = MustParse(raw);
     CHECK(rt.CheckNetworkList(list, Att("diffctr", ns)).ok());
     CHECK(rt.DelNetworkList(list, Att("diffctr", ns)).ok());
-    CHECK(Reservations(data) == 0);
+    CHECK(Reservations(data).empty());
     // Host veth names and MACs are random by construction.
     REQUIRE(r.interfaces.size() == 2);
     for (cni::Interface& i : r.interfaces) {
@@ -173,8 +156,7 @@ TEST_CASE("runtime netns: upstream's plugins give the same results through the l
   cni::Result ours = run(cni::test::PluginDir());
   CHECK(ours == upstream);
   CHECK(ours.cni_version == "1.0.0");
-  fx.DelNetns(ns);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {ns});
 }
 
 // GC through the library with plugins that own rules and devices: the
@@ -185,10 +167,7 @@ TEST_CASE("runtime netns: GC removes reservations, rules and devices of unlisted
   NetnsFixture fx;
   TempDir data, cache;
   std::string ns1 = fx.AddNetns("gcr1"), ns2 = fx.AddNetns("gcr2");
-  Json ptp = {{"type", "ptp"},
-              {"ipam", {{"type", "host-local"},
-                        {"dataDir", data.str()},
-                        {"ranges", Json::array({Json::array({{{"subnet", "10.89.0.0/24"}}})})}}}};
+  Json ptp = {{"type", "ptp"}, {"ipam", HostLocalIpam(data, {"10.89.0.0/24"}, nullptr)}};
   Json portmap = {{"type", "portmap"}, {"backend", "nftables"}, {"capabilities", {{"portMappings", true}}}};
   Json bandwidth = {{"type", "bandwidth"}, {"capabilities", {{"bandwidth", true}}}};
   Json doc = {{"cniVersion", "1.1.0"}, {"name", "gcnet"}, {"plugins", Json::array({ptp, portmap, bandwidth})}};
@@ -213,22 +192,20 @@ TEST_CASE("runtime netns: GC removes reservations, rules and devices of unlisted
     for (const std::string& l : fx.Links()) n += l.rfind("bwp", 0) == 0;
     return n;
   };
-  REQUIRE(Reservations(data) == 2);
+  REQUIRE(Reservations(data).size() == 2);
   REQUIRE(ifbs() == 2);
   REQUIRE(rules().find("dport 8081") != std::string::npos);
   REQUIRE(rules().find("dport 8082") != std::string::npos);
 
   REQUIRE(rt.GcNetworkList(*list, std::vector<cni::Attachment>{{"gcctr1", "eth0"}}).ok());
-  CHECK(Reservations(data) == 1);
+  CHECK(Reservations(data).size() == 1);
   CHECK(ifbs() == 1);
   CHECK(rules().find("dport 8081") != std::string::npos);
   CHECK(rules().find("dport 8082") == std::string::npos);
 
   REQUIRE(rt.GcNetworkList(*list, std::vector<cni::Attachment>{}).ok());
-  CHECK(Reservations(data) == 0);
+  CHECK(Reservations(data).empty());
   CHECK(ifbs() == 0);
   CHECK(rules().find("dport 8081") == std::string::npos);
-  fx.DelNetns(ns1);
-  fx.DelNetns(ns2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {ns1, ns2});
 }

@@ -9,74 +9,36 @@
 
 #include <catch2/catch.hpp>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/json.h"
+#include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
 
 using cni::Json;
-using cni::test::NetnsFixture;
-using cni::test::PluginCall;
-using cni::test::RunPlugin;
-using cni::test::RunResult;
-using cni::test::TempDir;
+using namespace cni::test;  // NOLINT: test brevity
 
-constexpr const char* kUpstreamDir = "/usr/lib/cni";
-
-RunResult Call(const std::string& plugin, const std::string& command, const std::string& conf,
-               const std::string& netns, const std::string& id, const std::string& dir = "",
-               const std::string& cni_args = "", std::vector<std::string> env = {}) {
-  PluginCall call;
-  call.command = command;
-  call.container_id = id;
-  call.netns = netns;
-  call.ifname = "eth0";
-  call.config = conf;
-  call.args = cni_args;
-  call.extra_env = std::move(env);
-  if (!dir.empty()) call.path = dir;
-  return RunPlugin(plugin, call, dir);
-}
-
-std::string Describe(const RunResult& r) {
-  return absl::StrCat("exit ", r.exit_code, " out: ", r.out, " err: ", r.err);
-}
-
-int ErrorCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
+// ptp with static IPAM on the "tunenet" network (`addr` through `gateway` when not empty).
+Json PtpConf(const std::string& version, const std::string& addr, const std::string& gateway) {
+  return NetConf(version, "tunenet", "ptp", {{"ipam", StaticIpam(addr, gateway, nullptr)}});
 }
 
 // ptp ADD with a static address; returns its result (the prevResult to chain).
 Json PtpAdd(const std::string& version, const std::string& netns, const std::string& id,
             const std::string& addr = "10.88.0.5/24") {
-  Json conf = {{"cniVersion", version}, {"name", "tunenet"}, {"type", "ptp"},
-               {"ipam", {{"type", "static"},
-                         {"addresses", Json::array({{{"address", addr}, {"gateway", "10.88.0.1"}}})}}}};
-  RunResult r = Call("ptp", "ADD", conf.dump(), netns, id);
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
+  RunResult r = CallPlugin("ptp", "ADD", PtpConf(version, addr, "10.88.0.1").dump(), netns, id);
+  MustSucceed(r);
   return Json::parse(r.out);
 }
 
 void PtpDel(const std::string& version, const std::string& netns, const std::string& id) {
-  Json conf = {{"cniVersion", version}, {"name", "tunenet"}, {"type", "ptp"},
-               {"ipam", {{"type", "static"},
-                         {"addresses", Json::array({{{"address", "10.88.0.5/24"}}})}}}};
-  RunResult r = Call("ptp", "DEL", conf.dump(), netns, id);
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
+  MustSucceed(CallPlugin("ptp", "DEL", PtpConf(version, "10.88.0.5/24", "").dump(), netns, id));
 }
 
 Json TuningConf(const std::string& version, const Json& prev, const Json& keys) {
-  Json conf = {{"cniVersion", version}, {"name", "tunenet"}, {"type", "tuning"}};
-  for (const auto& [k, v] : keys.items()) conf[k] = v;
-  if (!prev.is_null()) conf["prevResult"] = prev;
-  return conf;
+  return NetConf(version, "tunenet", "tuning", keys, prev);
 }
 
 // What the kernel says about eth0 in `netns`.
@@ -90,10 +52,7 @@ struct LinkState {
 };
 
 LinkState Eth0(const NetnsFixture& fx, const std::string& netns) {
-  RunResult r = fx.Exec(netns, {"ip", "-j", "link", "show", "dev", "eth0"});
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
-  Json j = Json::parse(r.out)[0];
+  Json j = Json::parse(MustExec(fx, netns, {"ip", "-j", "link", "show", "dev", "eth0"}))[0];
   LinkState s;
   s.mac = j["address"].get<std::string>();
   s.mtu = j["mtu"].get<int>();
@@ -106,10 +65,8 @@ LinkState Eth0(const NetnsFixture& fx, const std::string& netns) {
 }
 
 std::string Sysctl(const NetnsFixture& fx, const std::string& netns, const std::string& path) {
-  RunResult r = fx.Exec(netns, {"cat", "/proc/sys/" + path});
-  INFO(Describe(r));
-  REQUIRE(r.exit_code == 0);
-  return r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  std::string out = MustExec(fx, netns, {"cat", "/proc/sys/" + path});
+  return out.substr(0, out.find_last_not_of('\n') + 1);
 }
 
 std::vector<std::string> Files(const TempDir& dir) {
@@ -141,7 +98,7 @@ TEST_CASE("tuning: ADD, CHECK, DEL restores, at every chaining version", "[netns
   Json keys = kAllKeys;
   keys["dataDir"] = data.str();
   std::string conf = TuningConf(version, prev, keys).dump();
-  RunResult add = Call("tuning", "ADD", conf, c1, "ctr1");
+  RunResult add = CallPlugin("tuning", "ADD", conf, c1, "ctr1");
   INFO(Describe(add));
   REQUIRE(add.exit_code == 0);
 
@@ -172,29 +129,28 @@ TEST_CASE("tuning: ADD, CHECK, DEL restores, at every chaining version", "[netns
   // CHECK passes, then fails once a value is changed by hand.
   std::string chained = TuningConf(version, out, keys).dump();
   if (version != "0.3.0" && version != "0.3.1") {  // CHECK exists from 0.4.0
-    RunResult check = Call("tuning", "CHECK", chained, c1, "ctr1");
+    RunResult check = CallPlugin("tuning", "CHECK", chained, c1, "ctr1");
     INFO(Describe(check));
     CHECK(check.exit_code == 0);
     REQUIRE(fx.Exec(c1, {"ip", "link", "set", "eth0", "mtu", "1300"}).exit_code == 0);
-    RunResult bad = Call("tuning", "CHECK", chained, c1, "ctr1");
+    RunResult bad = CallPlugin("tuning", "CHECK", chained, c1, "ctr1");
     CHECK(bad.exit_code != 0);
     CHECK(bad.out.find("MTU") != std::string::npos);
     REQUIRE(fx.Exec(c1, {"ip", "link", "set", "eth0", "mtu", "1400"}).exit_code == 0);
     REQUIRE(fx.Exec(c1, {"ip", "link", "set", "eth0", "promisc", "off"}).exit_code == 0);
-    CHECK(Call("tuning", "CHECK", chained, c1, "ctr1").exit_code != 0);
+    CHECK(CallPlugin("tuning", "CHECK", chained, c1, "ctr1").exit_code != 0);
   }
 
   // DEL restores every original and removes the backup; a second DEL is fine.
-  RunResult del = Call("tuning", "DEL", chained, c1, "ctr1");
+  RunResult del = CallPlugin("tuning", "DEL", chained, c1, "ctr1");
   INFO(Describe(del));
   REQUIRE(del.exit_code == 0);
   CHECK(Eth0(fx, c1) == before);
   CHECK(Files(data).empty());
-  CHECK(Call("tuning", "DEL", chained, c1, "ctr1").exit_code == 0);
+  CHECK(CallPlugin("tuning", "DEL", chained, c1, "ctr1").exit_code == 0);
 
   PtpDel(version, c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("tuning: MAC from CNI_ARGS, runtimeConfig and args.cni, later wins", "[netns][tuning]") {
@@ -205,16 +161,16 @@ TEST_CASE("tuning: MAC from CNI_ARGS, runtimeConfig and args.cni, later wins", "
   LinkState before = Eth0(fx, c1);
 
   Json keys = {{"dataDir", data.str()}, {"mac", "c2:00:00:00:00:01"}};
-  RunResult r = Call("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr1", "",
-                     "IgnoreUnknown=1;MAC=c2:00:00:00:00:02");
+  RunResult r = CallPlugin("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr1",
+                           {.args = "IgnoreUnknown=1;MAC=c2:00:00:00:00:02"});
   INFO(Describe(r));
   REQUIRE(r.exit_code == 0);
   CHECK(Eth0(fx, c1).mac == "c2:00:00:00:00:02");
 
   keys["runtimeConfig"] = {{"mac", "c2:00:00:00:00:03"}};
   keys["args"] = {{"cni", {{"mtu", 1280}}}};
-  r = Call("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr2", "",
-           "MAC=c2:00:00:00:00:02");
+  r = CallPlugin("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr2",
+                 {.args = "MAC=c2:00:00:00:00:02"});
   INFO(Describe(r));
   REQUIRE(r.exit_code == 0);
   CHECK(Eth0(fx, c1).mac == "c2:00:00:00:00:03");
@@ -222,7 +178,7 @@ TEST_CASE("tuning: MAC from CNI_ARGS, runtimeConfig and args.cni, later wins", "
 
   keys["args"] = {{"cni", {{"mac", "c2:00:00:00:00:04"}, {"txQLen", 77},
                            {"sysctl", {{"net.core.somaxconn", "999"}}}}}};
-  r = Call("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr3");
+  r = CallPlugin("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr3");
   INFO(Describe(r));
   REQUIRE(r.exit_code == 0);
   CHECK(Eth0(fx, c1).mac == "c2:00:00:00:00:04");
@@ -231,15 +187,14 @@ TEST_CASE("tuning: MAC from CNI_ARGS, runtimeConfig and args.cni, later wins", "
 
   // Undo in reverse order: each DEL puts back what its ADD found.
   for (const char* id : {"ctr3", "ctr2", "ctr1"}) {
-    RunResult d = Call("tuning", "DEL", TuningConf("1.0.0", prev, keys).dump(), c1, id);
+    RunResult d = CallPlugin("tuning", "DEL", TuningConf("1.0.0", prev, keys).dump(), c1, id);
     INFO(Describe(d));
     REQUIRE(d.exit_code == 0);
   }
   CHECK(Eth0(fx, c1) == before);
   CHECK(Files(data).empty());
   PtpDel("1.0.0", c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("tuning: bad keys, the allowlist and a missing prevResult change nothing", "[netns][tuning]") {
@@ -255,8 +210,8 @@ TEST_CASE("tuning: bad keys, the allowlist and a missing prevResult change nothi
                      bool chained = true) {
     Json keys = {{"dataDir", data.str()}, {"mac", "c2:00:00:00:00:09"}, {"mtu", 1300},
                  {"sysctl", sysctl}};
-    RunResult r = Call("tuning", "ADD", TuningConf("1.0.0", chained ? prev : Json(), keys).dump(),
-                       c1, "ctr1", "", "", std::move(env));
+    RunResult r = CallPlugin("tuning", "ADD", TuningConf("1.0.0", chained ? prev : Json(), keys).dump(),
+                             c1, "ctr1", {.env = std::move(env)});
     INFO(sysctl.dump() << " -> " << Describe(r));
     CHECK(r.exit_code != 0);
     CHECK(ErrorCode(r) == code);
@@ -283,14 +238,13 @@ TEST_CASE("tuning: bad keys, the allowlist and a missing prevResult change nothi
   // The allowed keys do go through.
   Json keys = {{"dataDir", data.str()},
                {"sysctl", {{"net.core.somaxconn", "77"}, {"net.ipv4.conf.IFNAME.rp_filter", "1"}}}};
-  RunResult ok = Call("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr1", "", "", env);
+  RunResult ok = CallPlugin("tuning", "ADD", TuningConf("1.0.0", prev, keys).dump(), c1, "ctr1", {.env = env});
   INFO(Describe(ok));
   CHECK(ok.exit_code == 0);
   CHECK(Sysctl(fx, c1, "net/core/somaxconn") == "77");
 
   PtpDel("1.0.0", c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }
 
 TEST_CASE("tuning: same kernel state as upstream, and ADD/DEL across implementations", "[netns][tuning]") {
@@ -309,8 +263,8 @@ TEST_CASE("tuning: same kernel state as upstream, and ADD/DEL across implementat
   keys["dataDir"] = data.str();
   std::string conf1 = TuningConf("1.0.0", prev1, keys).dump();
   std::string conf2 = TuningConf("1.0.0", prev2, keys).dump();
-  RunResult ours = Call("tuning", "ADD", conf1, c1, "ctr1");
-  RunResult theirs = Call("tuning", "ADD", conf2, c2, "ctr2", kUpstreamDir);
+  RunResult ours = CallPlugin("tuning", "ADD", conf1, c1, "ctr1");
+  RunResult theirs = CallPlugin("tuning", "ADD", conf2, c2, "ctr2", {.dir = kUpstreamDir});
   INFO(Describe(ours) << "\n" << Describe(theirs));
   REQUIRE(ours.exit_code == 0);
   REQUIRE(theirs.exit_code == 0);
@@ -319,15 +273,18 @@ TEST_CASE("tuning: same kernel state as upstream, and ADD/DEL across implementat
     CHECK(Sysctl(fx, c1, path) == Sysctl(fx, c2, path));
   }
   // Each one's CHECK accepts the other's work.
-  CHECK(Call("tuning", "CHECK", TuningConf("1.0.0", Json::parse(theirs.out), keys).dump(), c2, "ctr2").exit_code == 0);
+  CHECK(CallPlugin("tuning", "CHECK", TuningConf("1.0.0", Json::parse(theirs.out), keys).dump(), c2, "ctr2")
+            .exit_code == 0);
   // (upstream 1.1.1's CHECK does not resolve IFNAME: give it the literal name)
   Json literal = keys;
   literal["sysctl"] = {{"net.core.somaxconn", "1234"}, {"net.ipv4.conf.eth0.rp_filter", "2"}};
-  CHECK(Call("tuning", "CHECK", TuningConf("1.0.0", Json::parse(ours.out), literal).dump(), c1, "ctr1", kUpstreamDir).exit_code == 0);
+  CHECK(CallPlugin("tuning", "CHECK", TuningConf("1.0.0", Json::parse(ours.out), literal).dump(), c1, "ctr1",
+                   {.dir = kUpstreamDir})
+            .exit_code == 0);
 
   // ADD by one, DEL by the other: originals back, no backup left.
-  RunResult d1 = Call("tuning", "DEL", conf1, c1, "ctr1", kUpstreamDir);
-  RunResult d2 = Call("tuning", "DEL", conf2, c2, "ctr2");
+  RunResult d1 = CallPlugin("tuning", "DEL", conf1, c1, "ctr1", {.dir = kUpstreamDir});
+  RunResult d2 = CallPlugin("tuning", "DEL", conf2, c2, "ctr2");
   INFO(Describe(d1) << "\n" << Describe(d2));
   CHECK(d1.exit_code == 0);
   CHECK(d2.exit_code == 0);
@@ -337,9 +294,7 @@ TEST_CASE("tuning: same kernel state as upstream, and ADD/DEL across implementat
 
   PtpDel("1.0.0", c1, "ctr1");
   PtpDel("1.0.0", c2, "ctr2");
-  fx.DelNetns(c1);
-  fx.DelNetns(c2);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1, c2});
 }
 
 TEST_CASE("tuning: GC removes this network's backups of unlisted attachments", "[netns][tuning]") {
@@ -349,28 +304,23 @@ TEST_CASE("tuning: GC removes this network's backups of unlisted attachments", "
   Json prev = PtpAdd("1.1.0", c1, "ctr1");
   Json keys = {{"dataDir", data.str()}, {"mtu", 1450}};
   for (const char* id : {"keep", "stale"}) {
-    REQUIRE(Call("tuning", "ADD", TuningConf("1.1.0", prev, keys).dump(), c1, id).exit_code == 0);
+    REQUIRE(CallPlugin("tuning", "ADD", TuningConf("1.1.0", prev, keys).dump(), c1, id).exit_code == 0);
   }
   // A backup of another network (and one of upstream's, which names none).
   Json other = TuningConf("1.1.0", prev, keys);
   other["name"] = "othernet";
-  REQUIRE(Call("tuning", "ADD", other.dump(), c1, "foreign").exit_code == 0);
+  REQUIRE(CallPlugin("tuning", "ADD", other.dump(), c1, "foreign").exit_code == 0);
   std::ofstream(data.path() / "upstream_eth0.json") << "{\n \"mtu\": 1500\n}";
 
   Json gc = {{"cniVersion", "1.1.0"}, {"name", "tunenet"}, {"type", "tuning"}, {"dataDir", data.str()},
              {"cni.dev/valid-attachments", Json::array({{{"containerID", "keep"}, {"ifname", "eth0"}}})}};
-  PluginCall call;
-  call.command = "GC";
-  call.config = gc.dump();
-  RunResult r = RunPlugin("tuning", call);
+  RunResult r = CallPlugin("tuning", "GC", gc.dump(), "", "", {.ifname = ""});
   INFO(Describe(r));
   CHECK(r.exit_code == 0);
   CHECK(Files(data) == std::vector<std::string>{"foreign_eth0.json", "keep_eth0.json", "upstream_eth0.json"});
 
-  call.command = "STATUS";
-  CHECK(RunPlugin("tuning", call).exit_code == 0);
+  CHECK(CallPlugin("tuning", "STATUS", gc.dump(), "", "", {.ifname = ""}).exit_code == 0);
 
   PtpDel("1.1.0", c1, "ctr1");
-  fx.DelNetns(c1);
-  CHECK(fx.Leftovers().empty());
+  TearDown(fx, {c1});
 }

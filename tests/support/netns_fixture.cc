@@ -30,7 +30,6 @@ namespace cni::test {
 namespace {
 
 constexpr const char* kNetnsDir = "/run/netns";
-constexpr const char* kPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 
 [[noreturn]] void Fail(const std::string& what) {
   throw std::runtime_error("netns fixture: " + what + ": " + std::strerror(errno));
@@ -172,7 +171,7 @@ RunResult NetnsFixture::Exec(const std::string& netns_path, const std::vector<st
     full = argv;
     if (!full.empty()) full[0] = FindInPath(full[0]);
   }
-  return RunProcess(full, {kPath}, "", timeout_ms);
+  return RunProcess(full, {kTestPath}, "", timeout_ms);
 }
 
 std::vector<std::string> NetnsFixture::Links(const std::string& netns_path) const {

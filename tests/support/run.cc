@@ -34,7 +34,7 @@ std::string PluginDir() {
 
 RunResult RunPlugin(absl::string_view name, const PluginCall& call, absl::string_view dir) {
   std::string base = dir.empty() ? PluginDir() : std::string(dir);
-  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  std::vector<std::string> env = {kTestPath};
   auto add = [&](const char* key, const std::string& value) {
     if (!value.empty()) env.push_back(std::string(key) + "=" + value);
   };

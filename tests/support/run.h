@@ -17,6 +17,9 @@ struct RunResult {
   std::string err;       // stderr
 };
 
+// The PATH every program a test starts gets ("K=V", for RunProcess's `env`).
+inline constexpr const char* kTestPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+
 // Runs argv[0] (a path) with exactly `env` ("K=V") and `stdin_data`. Kills it and
 // fails the result (exit_code -1, err says so) after `timeout_ms`.
 RunResult RunProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,

@@ -1,0 +1,47 @@
+// Small tools for the namespace tests, on top of NetnsFixture: commands that
+// must work, a link as `ip -j` shows it, the end-of-test clean-up check, and
+// socat servers and clients in namespaces.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "cni/json.h"
+#include "support/netns_fixture.h"
+
+namespace cni::test {
+
+// Runs argv in `netns` ("" = the private host namespace), REQUIREs it to
+// succeed (naming the command and its stderr if not) and returns its stdout.
+std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv);
+
+// `ip -d -j link show dev <name>` in `netns`: the one link object.
+Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name);
+
+// The end of a test: deletes the namespaces `netns`, then the host links
+// `host_links` (that DEL keeps, e.g. a bridge; missing ones are fine), then
+// CHECKs that nothing is left over.
+void TearDown(NetnsFixture& fx, const std::vector<std::string>& netns,
+              const std::vector<std::string>& host_links = {});
+
+// A program (e.g. a socat server) running in `netns` while this object lives;
+// killed on destruction, and bounded by `timeout 120` even if the test dies.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::string& netns, const std::vector<std::string>& argv);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A socat client in `netns` ("" = the private host namespace): connects to
+// socat address `addr`, sends `data` and returns what came back (2 s idle
+// timeout, 8 s at most).
+std::string SocatExchange(const std::string& netns, const std::string& addr, const std::string& data = "");
+
+}  // namespace cni::test
