@@ -13,6 +13,7 @@
 
 namespace cni {
 
+// A SHA-512 digest: 64 bytes.
 using Sha512Digest = std::array<uint8_t, 64>;
 
 // The SHA-512 digest (FIPS 180-4) of `data`.

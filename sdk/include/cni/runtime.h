@@ -42,7 +42,7 @@ struct RuntimeConf {
 // How the runtime finds and runs plugins.
 struct Options {
   std::vector<std::string> plugin_dirs;           // searched in order; also CNI_PATH
-  std::string cache_dir = std::string(kDefaultCacheDir);
+  std::string cache_dir = std::string(kDefaultCacheDir);  // results go in <cache_dir>/results
   std::chrono::milliseconds timeout{0};           // per plugin run; 0 = none
   // The environment plugins get besides the CNI_* variables (libcni passes
   // its own); nullopt = this process's environment.
@@ -59,14 +59,18 @@ Json BuildExecConfig(absl::string_view network, absl::string_view cni_version,
 
 // An attachment found in the result cache.
 struct CachedAttachment {
-  std::string container_id, network, ifname, netns;
+  std::string container_id, network, ifname, netns;  // as given at ADD
   std::string config;  // the list bytes cached at ADD
-  std::vector<std::pair<std::string, std::string>> cni_args;
-  Json capability_args;
+  std::vector<std::pair<std::string, std::string>> cni_args;  // the CNI_ARGS pairs of ADD
+  Json capability_args;  // the capability arguments of ADD (null when none were cached)
 };
 
+// Runs network configuration lists for a container runtime, keeping libcni's
+// result cache. Holds nothing but its options: every call finds the plugins
+// and reads the cache afresh.
 class Runtime {
  public:
+  // Keeps `options`; nothing is checked or touched until a call needs it.
   explicit Runtime(Options options);
 
   // ADD: each plugin in order, each given the previous one's result; the last
@@ -103,6 +107,7 @@ class Runtime {
   // file name; only those of `container_id` when it is not empty.
   std::vector<CachedAttachment> GetCachedAttachments(absl::string_view container_id = {}) const;
 
+  // The options this runtime was made with.
   const Options& options() const { return options_; }
 
  private:

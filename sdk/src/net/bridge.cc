@@ -156,7 +156,7 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
     }
   }
   if (spec.promisc && (br->flags & IFF_PROMISC) == 0) {
-    if (absl::Status st = SetLinkPromisc(sock, *br, true); !st.ok()) return st;
+    if (absl::Status st = SetLinkPromiscuous(sock, *br, true); !st.ok()) return st;
   }
   if (!br->up()) {
     if (absl::Status st = SetLinkUp(sock, *br); !st.ok()) return st;
@@ -197,18 +197,6 @@ absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) 
   if (!st.ok()) return st;
   if (!found) return KernelError(ENODEV, what);
   return *found;
-}
-
-absl::Status SetLinkPromisc(NetlinkSocket& sock, const LinkInfo& link, bool on) {
-  std::string what = absl::StrCat("setting promiscuous mode ", on ? "on" : "off", " on ",
-                                  Quoted(link.name));
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_NEWLINK, 0, AF_UNSPEC, link.index, what);
-  if (!msg.ok()) return msg.status();
-  // ifi_change selects the flag bits to touch; the header is at the start.
-  auto* ifi = static_cast<ifinfomsg*>(nlmsg_data(nlmsg_hdr(msg->get())));
-  ifi->ifi_flags = on ? IFF_PROMISC : 0;
-  ifi->ifi_change = IFF_PROMISC;
-  return sock.Transact(msg->get(), what);
 }
 
 absl::StatusOr<NlMsgPtr> BuildBridgePortFlagsRequest(int index, const BridgePortFlags& flags) {

@@ -10,12 +10,14 @@
 
 namespace cni::fw {
 
+// A packet-filter backend: iptables (iptables-restore) or nftables (libnftables).
 enum class Backend { kIptables, kNftables };
 
 // "iptables" or "nftables"; "" picks DefaultBackend(). Anything else: code 7.
 absl::StatusOr<Backend> SelectBackend(absl::string_view configured);
 // iptables when an iptables binary is installed, else nftables.
 Backend DefaultBackend();
+// "iptables" or "nftables" (a static string), for messages and configs.
 const char* BackendName(Backend b);
 
 }  // namespace cni::fw

@@ -15,10 +15,13 @@
 
 namespace cni::fw {
 
+// The attachment whose masquerading is set up or torn down. The iptables
+// chain name is derived from network + container_id; the nftables rule
+// comment from all three.
 struct MasqTarget {
-  std::string network;
-  std::string ifname;
-  std::string container_id;
+  std::string network;       // the network's name (config "name")
+  std::string ifname;        // CNI_IFNAME
+  std::string container_id;  // CNI_CONTAINERID
 };
 
 // Installs masquerading for `addrs` (address + prefix) with `backend`: one
@@ -31,7 +34,8 @@ absl::Status TeardownIpMasq(const MasqTarget& t);
 // iptables chains carry no network marker upstream, so they are left (as upstream).
 absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid);
 
-// Exposed for tests.
+// The comment on this attachment's nftables rules: "<hash of network>-<hash of
+// ifname:id>, net: .., if: .., id: ..", cut to 128 characters. Exposed for tests.
 std::string MasqNftComment(absl::string_view network, absl::string_view ifname, absl::string_view id);
 
 }  // namespace cni::fw

@@ -12,13 +12,15 @@
 
 namespace cni::net {
 
+// One address as the kernel lists it.
 struct AddressInfo {
-  int ifindex = 0;
+  int ifindex = 0;       // the link it is on
   IpPrefix prefix;       // the address with its prefix length ("10.1.2.3/24")
   int scope = 0;         // RT_SCOPE_*: 0 universe, 253 link, 254 host
   uint32_t flags = 0;    // IFA_F_* (IFA_F_TENTATIVE, IFA_F_DADFAILED, IFA_F_NODAD...)
 };
 
+// How AddAddress adds an address.
 struct AddressOptions {
   // IFA_F_* flags to add with, e.g. IFA_F_NODAD to skip IPv6 duplicate address
   // detection (the address is usable at once, never "tentative").

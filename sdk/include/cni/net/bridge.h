@@ -21,11 +21,12 @@
 
 namespace cni::net {
 
+// The bridge EnsureBridge creates or reuses.
 struct BridgeSpec {
-  std::string name;
+  std::string name;             // the bridge device's name
   int mtu = 0;                  // 0: kernel default (only applied on creation)
   bool vlan_filtering = false;  // turned on also on an existing bridge
-  bool promisc = false;         // IFF_PROMISC on the bridge
+  bool promisc = false;         // IFF_PROMISC on the bridge (turned on, never off)
 };
 
 // Creates the bridge, or reuses it if it exists, and brings it up. Safe
@@ -37,13 +38,11 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
 // Looks `name` up and checks that it is a bridge.
 absl::StatusOr<LinkInfo> BridgeByName(NetlinkSocket& sock, absl::string_view name);
 
-// IFLA_BR_VLAN_FILTERING on an existing bridge.
+// Turns IFLA_BR_VLAN_FILTERING on or off on an existing bridge.
 absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge, bool on);
 // Reads IFLA_BR_VLAN_FILTERING (false for a bridge that does not report it).
+// The link's kind is not checked: pass a bridge. No such link: absl::NotFound.
 absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index);
-
-// IFF_PROMISC on any link.
-absl::Status SetLinkPromisc(NetlinkSocket& sock, const LinkInfo& link, bool on);
 
 // Bridge port flags; unset fields are left alone.
 struct BridgePortFlags {
@@ -51,25 +50,28 @@ struct BridgePortFlags {
   std::optional<bool> isolated;  // IFLA_BRPORT_ISOLATED
   std::optional<bool> learning;  // IFLA_BRPORT_LEARNING
 };
+// Sets the flags given in `flags` on bridge port `port` (AF_BRIDGE RTM_SETLINK);
+// when no flag is given nothing is sent.
 absl::Status SetBridgePortFlags(NetlinkSocket& sock, const LinkInfo& port,
                                 const BridgePortFlags& flags);
 
 // One entry of a port's VLAN table (or the bridge's own, "self").
 struct BridgeVlan {
-  uint16_t vid = 0;
+  uint16_t vid = 0;       // VLAN id, 1-4094
   bool pvid = false;      // BRIDGE_VLAN_INFO_PVID: untagged ingress lands here
   bool untagged = false;  // BRIDGE_VLAN_INFO_UNTAGGED: egress without a tag
+  // Field-wise equality.
   friend bool operator==(const BridgeVlan&, const BridgeVlan&) = default;
 };
 
 // What the bridge reports about a port.
 struct BridgePortInfo {
-  int index = 0;
-  int master = 0;
+  int index = 0;          // the port's ifindex
+  int master = 0;         // the bridge's ifindex (IFLA_MASTER)
   int state = 0;  // BR_STATE_*: 0 disabled, 1 listening, 2 learning, 3 forwarding, 4 blocking
-  bool hairpin = false;
-  bool isolated = false;
-  bool learning = false;
+  bool hairpin = false;   // IFLA_BRPORT_MODE
+  bool isolated = false;  // IFLA_BRPORT_ISOLATED
+  bool learning = false;  // IFLA_BRPORT_LEARNING
   std::vector<BridgeVlan> vlans;  // empty unless the bridge filters VLANs
 };
 
@@ -81,8 +83,10 @@ absl::Status BridgeVlanAdd(NetlinkSocket& sock, const LinkInfo& port, const Brid
 // Removes VLAN `vid` from port `port`; missing is absl::NotFound.
 absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t vid);
 
-// The request SetBridgePortFlags / BridgeVlanAdd send (for tests; no I/O).
+// The request SetBridgePortFlags sends for port `index` (for tests; no I/O).
 absl::StatusOr<NlMsgPtr> BuildBridgePortFlagsRequest(int index, const BridgePortFlags& flags);
+// The request BridgeVlanAdd (`add`: RTM_SETLINK) or BridgeVlanDel (RTM_DELLINK,
+// with only a vid) sends for port `index` (for tests; no I/O).
 absl::StatusOr<NlMsgPtr> BuildBridgeVlanRequest(int index, const BridgeVlan& vlan, bool add);
 
 }  // namespace cni::net

@@ -23,18 +23,18 @@ namespace cni::net {
 
 // What the kernel reports about a link.
 struct LinkInfo {
-  int index = 0;
-  std::string name;
+  int index = 0;           // ifindex, in the socket's namespace
+  std::string name;        // IFLA_IFNAME
   std::string kind;        // IFLA_INFO_KIND: "veth", "bridge", ...; "" for lo / hardware
   MacAddress mac;          // zero when the link has no 6-byte hardware address
-  int mtu = 0;
+  int mtu = 0;             // IFLA_MTU
   unsigned flags = 0;      // IFF_* (IFF_UP, IFF_LOWER_UP, ...)
   int master = 0;          // ifindex of the master (bridge/bond/vrf), 0 if none
   std::string alias;       // IFLA_IFALIAS
   // IFLA_LINK: for a veth, the peer's ifindex. The peer may live in another
   // namespace (then link_netnsid is set, relative to this link's namespace).
   int link = 0;
-  std::optional<int> link_netnsid;
+  std::optional<int> link_netnsid;  // IFLA_LINK_NETNSID, when the kernel reports one
   int txqlen = 0;          // IFLA_TXQLEN, the transmit queue length
 
   bool promisc() const;    // IFF_PROMISC (as set by a user, not by bridging)
@@ -45,7 +45,9 @@ struct LinkInfo {
 
 // Look-ups. A missing link is absl::NotFound: `looking up link "eth0": No such device`.
 absl::StatusOr<LinkInfo> LinkByName(NetlinkSocket& sock, absl::string_view name);
+// The link with ifindex `index`; missing: absl::NotFound (`looking up link #4: ...`).
 absl::StatusOr<LinkInfo> LinkByIndex(NetlinkSocket& sock, int index);
+// Every link in the socket's namespace (one dump, retried if interrupted).
 absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock);
 // True if a link called `name` exists; errors other than "not found" propagate.
 absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name);
@@ -54,8 +56,8 @@ absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name);
 // `peer_netns` when given (in the same request, via IFLA_NET_NS_FD, so the
 // peer never appears in the socket's namespace), else next to `name`.
 struct VethSpec {
-  std::string name;
-  std::string peer_name;
+  std::string name;                     // this end, created in the socket's namespace
+  std::string peer_name;                // the other end
   int mtu = 0;                          // 0: kernel default, for both ends
   std::optional<MacAddress> mac;        // for `name`
   std::optional<MacAddress> peer_mac;   // for `peer_name`
@@ -71,15 +73,23 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec);
 absl::StatusOr<int> VethPeerIndex(NetlinkSocket& sock, const LinkInfo& link);
 
 // Changes. `link` needs only index and name (the name is for messages).
+// Sets IFF_UP.
 absl::Status SetLinkUp(NetlinkSocket& sock, const LinkInfo& link);
+// Clears IFF_UP.
 absl::Status SetLinkDown(NetlinkSocket& sock, const LinkInfo& link);
+// Sets the MTU; out of the device's range: EINVAL (internal, code 999).
 absl::Status SetLinkMtu(NetlinkSocket& sock, const LinkInfo& link, int mtu);
+// Sets the hardware address.
 absl::Status SetLinkMac(NetlinkSocket& sock, const LinkInfo& link, const MacAddress& mac);
-// Kernels before 6.9 refuse to rename a link that is up (EBUSY): bring it down
-// first where older kernels matter.
+// Renames the link; a taken name is absl::AlreadyExists. Kernels before 6.9
+// refuse to rename a link that is up (EBUSY): bring it down first where older
+// kernels matter.
 absl::Status RenameLink(NetlinkSocket& sock, const LinkInfo& link, absl::string_view new_name);
+// Enslaves the link to `master_index` (a bridge, bond or vrf in the same namespace).
 absl::Status SetLinkMaster(NetlinkSocket& sock, const LinkInfo& link, int master_index);
+// Releases the link from its master (IFLA_MASTER = 0).
 absl::Status SetLinkNoMaster(NetlinkSocket& sock, const LinkInfo& link);
+// Sets IFLA_IFALIAS; an empty `alias` clears it.
 absl::Status SetLinkAlias(NetlinkSocket& sock, const LinkInfo& link, absl::string_view alias);
 // Moves the link into `ns`; it disappears from the socket's namespace.
 absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns);
@@ -89,20 +99,24 @@ absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
 absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name);
 
 // ---- Attributes the tuning plugin changes ----
-// (Named so as not to clash with bridge.h's SetLinkPromisc, which predates this.)
+// Turns IFF_PROMISC on or off, leaving the other flags alone.
 absl::Status SetLinkPromiscuous(NetlinkSocket& sock, const LinkInfo& link, bool on);
+// Turns IFF_ALLMULTI on or off, leaving the other flags alone.
 absl::Status SetLinkAllmulti(NetlinkSocket& sock, const LinkInfo& link, bool on);
+// Sets the transmit queue length (IFLA_TXQLEN).
 absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen);
 
 // An ifb (intermediate functional block) device, as the bandwidth plugin uses
 // for egress shaping: created up, with `mtu` (0: default) and `txqlen` (upstream
 // creates it with 0), and `alias` when not empty. EEXIST is absl::AlreadyExists.
 struct IfbSpec {
-  std::string name;
-  int mtu = 0;
-  int txqlen = 0;
-  std::string alias;
+  std::string name;   // the device name (at most 15 bytes)
+  int mtu = 0;        // 0: kernel default
+  int txqlen = 0;     // always sent, 0 included
+  std::string alias;  // IFLA_IFALIAS, set after creation; "" for none
 };
+// Creates the ifb in the socket's namespace, already up. If setting the alias
+// fails afterwards, the device is left in place: the caller must delete it.
 absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec);
 
 }  // namespace cni::net

@@ -16,14 +16,17 @@ namespace cni::net {
 // MACVLAN_MODE_* (linux/if_link.h).
 enum class MacvlanMode { kPrivate = 1, kVepa = 2, kBridge = 4, kPassthru = 8 };
 
-// "bridge", "private", "vepa", "passthru" (the names upstream's config uses).
+// "bridge", "private", "vepa", "passthru" (the names upstream's config uses);
+// "" means bridge, as upstream defaults. Anything else: code 7.
 absl::StatusOr<MacvlanMode> ParseMacvlanMode(absl::string_view name);
+// The config name of `mode` ("bridge", ...); "unknown" for a value outside the enum.
 std::string MacvlanModeName(MacvlanMode mode);
 
+// The macvlan CreateMacvlan creates.
 struct MacvlanSpec {
-  std::string name;
+  std::string name;                   // the new link's name
   int master_index = 0;               // in the socket's namespace
-  MacvlanMode mode = MacvlanMode::kBridge;
+  MacvlanMode mode = MacvlanMode::kBridge;  // IFLA_MACVLAN_MODE
   int mtu = 0;                        // 0: inherit the master's
   std::optional<MacAddress> mac;      // none: random, chosen by the kernel
   // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
@@ -37,7 +40,8 @@ absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec);
 // The request CreateMacvlan sends (for tests; no I/O).
 absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec);
 
-// The mode of macvlan link `index`; not a macvlan is an error.
+// The mode of macvlan link `index`; not a macvlan is an error (code 999),
+// no such link is absl::NotFound.
 absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index);
 
 }  // namespace cni::net

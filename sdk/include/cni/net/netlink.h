@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "cni/net/netns.h"
 
+// libnl's handle types, opaque here (see above).
 struct nl_sock;
 struct nl_msg;
 struct nl_cache;
@@ -35,30 +36,32 @@ namespace cni::net {
 
 // Frees / drops the reference of each libnl handle type.
 struct NlDeleter {
-  void operator()(nl_sock* p) const;
-  void operator()(nl_msg* p) const;
-  void operator()(nl_cache* p) const;
-  void operator()(nl_addr* p) const;
-  void operator()(rtnl_link* p) const;
-  void operator()(rtnl_addr* p) const;
-  void operator()(rtnl_route* p) const;
-  void operator()(rtnl_nexthop* p) const;
-  void operator()(rtnl_qdisc* p) const;
-  void operator()(rtnl_cls* p) const;
-  void operator()(rtnl_act* p) const;
+  void operator()(nl_sock* p) const;       // nl_socket_free
+  void operator()(nl_msg* p) const;        // nlmsg_free
+  void operator()(nl_cache* p) const;      // nl_cache_free (drops the objects' references)
+  void operator()(nl_addr* p) const;       // nl_addr_put
+  void operator()(rtnl_link* p) const;     // rtnl_link_put
+  void operator()(rtnl_addr* p) const;     // rtnl_addr_put
+  void operator()(rtnl_route* p) const;    // rtnl_route_put
+  void operator()(rtnl_nexthop* p) const;  // rtnl_route_nh_free (only for one no route owns)
+  void operator()(rtnl_qdisc* p) const;    // rtnl_qdisc_put
+  void operator()(rtnl_cls* p) const;      // rtnl_cls_put
+  void operator()(rtnl_act* p) const;      // rtnl_act_put
 };
 
-using NlSockPtr = std::unique_ptr<nl_sock, NlDeleter>;
-using NlMsgPtr = std::unique_ptr<nl_msg, NlDeleter>;
-using NlCachePtr = std::unique_ptr<nl_cache, NlDeleter>;
-using NlAddrPtr = std::unique_ptr<nl_addr, NlDeleter>;
-using RtnlLinkPtr = std::unique_ptr<rtnl_link, NlDeleter>;
-using RtnlAddrPtr = std::unique_ptr<rtnl_addr, NlDeleter>;
-using RtnlRoutePtr = std::unique_ptr<rtnl_route, NlDeleter>;
-using RtnlNexthopPtr = std::unique_ptr<rtnl_nexthop, NlDeleter>;
-using RtnlQdiscPtr = std::unique_ptr<rtnl_qdisc, NlDeleter>;
-using RtnlClsPtr = std::unique_ptr<rtnl_cls, NlDeleter>;
-using RtnlActPtr = std::unique_ptr<rtnl_act, NlDeleter>;
+// Owning handles, one per libnl type. A pointer libnl hands out as a borrowed
+// reference (e.g. an object inside a cache) must not be put in one.
+using NlSockPtr = std::unique_ptr<nl_sock, NlDeleter>;           // a netlink socket
+using NlMsgPtr = std::unique_ptr<nl_msg, NlDeleter>;             // a netlink message (a request)
+using NlCachePtr = std::unique_ptr<nl_cache, NlDeleter>;         // a dump's objects
+using NlAddrPtr = std::unique_ptr<nl_addr, NlDeleter>;           // an address (IP or MAC)
+using RtnlLinkPtr = std::unique_ptr<rtnl_link, NlDeleter>;       // a link object
+using RtnlAddrPtr = std::unique_ptr<rtnl_addr, NlDeleter>;       // an interface address object
+using RtnlRoutePtr = std::unique_ptr<rtnl_route, NlDeleter>;     // a route object
+using RtnlNexthopPtr = std::unique_ptr<rtnl_nexthop, NlDeleter>; // a next hop no route owns yet
+using RtnlQdiscPtr = std::unique_ptr<rtnl_qdisc, NlDeleter>;     // a qdisc object
+using RtnlClsPtr = std::unique_ptr<rtnl_cls, NlDeleter>;         // a classifier (tc filter) object
+using RtnlActPtr = std::unique_ptr<rtnl_act, NlDeleter>;         // a tc action object
 
 // A status for a kernel errno (positive), `what` naming the operation and the
 // object: `creating veth "veth1a2b3c4d": File exists`. The canonical code tells
@@ -74,6 +77,8 @@ absl::Status KernelError(int err, absl::string_view what, absl::string_view deta
 // errno it most likely came from.
 absl::Status NlError(int nlerr, absl::string_view what);
 
+// An rtnetlink (NETLINK_ROUTE) socket bound to one network namespace for its
+// whole life. Move-only; not thread-safe (one per thread).
 class NetlinkSocket {
  public:
   // A NETLINK_ROUTE socket in the calling thread's namespace.
@@ -81,9 +86,13 @@ class NetlinkSocket {
   // A NETLINK_ROUTE socket in `ns` (created on a helper thread inside `ns`).
   static absl::StatusOr<NetlinkSocket> OpenIn(const Netns& ns);
 
+  // Movable; a moved-from socket must not be used.
   NetlinkSocket(NetlinkSocket&&) noexcept = default;
+  // Move assignment; closes the socket this one held.
   NetlinkSocket& operator=(NetlinkSocket&&) noexcept = default;
 
+  // The raw libnl socket, still owned by this object (for libnl calls in
+  // sdk/src/net; needs <netlink/...> headers to be of any use).
   nl_sock* get() const { return sock_.get(); }
   // The namespace this socket works in (for sysctls, which need a thread there).
   const Netns& netns() const { return netns_; }

@@ -21,6 +21,8 @@
 
 namespace cni::net {
 
+// An open network namespace: owns its fd (O_CLOEXEC) and remembers the path it
+// was opened from and its device/inode. Move-only.
 class Netns {
  public:
   // Opens `path` (e.g. CNI_NETNS, "/run/netns/x", "/proc/123/ns/net") and checks
@@ -33,18 +35,27 @@ class Netns {
   // The namespace of the calling thread.
   static absl::StatusOr<Netns> Current();
 
+  // Takes over `other`'s fd; `other` is left without one (fd() == -1).
   Netns(Netns&& other) noexcept { *this = std::move(other); }
+  // Closes this handle's fd, then takes over `other`'s.
   Netns& operator=(Netns&& other) noexcept;
+  // Not copyable: one owner per fd (use Dup() for a second handle).
   Netns(const Netns&) = delete;
+  // Not copyable: one owner per fd (use Dup() for a second handle).
   Netns& operator=(const Netns&) = delete;
+  // Closes the fd (the namespace itself lives on while others refer to it).
   ~Netns();
 
   // Another handle on the same namespace (dup of the fd).
   absl::StatusOr<Netns> Dup() const;
 
+  // The namespace fd, still owned by this handle (e.g. for IFLA_NET_NS_FD).
   int fd() const { return fd_; }
+  // The path it was opened from, for messages ("/proc/thread-self/ns/net" for Current()).
   const std::string& path() const { return path_; }
+  // Device of the namespace file (with ino(), the namespace's identity).
   dev_t dev() const { return dev_; }
+  // Inode of the namespace file (with dev(), the namespace's identity).
   ino_t ino() const { return ino_; }
 
   // Runs `fn` on a new thread that has entered this namespace, waits for it and

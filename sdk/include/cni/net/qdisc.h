@@ -23,22 +23,24 @@ namespace cni::net {
 inline constexpr uint32_t TcHandle(uint32_t major, uint32_t minor) { return (major << 16) | minor; }
 inline constexpr uint32_t kTcRoot = 0xFFFFFFFFu;      // TC_H_ROOT
 inline constexpr uint32_t kTcIngress = 0xFFFFFFF1u;   // TC_H_INGRESS
+// ffff:, the handle of the ingress qdisc itself (and the parent of its filters).
 inline constexpr uint32_t kIngressHandle = TcHandle(0xFFFF, 0);
 
 // TBF parameters exactly as the kernel takes them (struct tc_tbf_qopt):
 // rate in bytes per second, limit in bytes, buffer in scheduler ticks.
 struct TbfParams {
-  uint64_t rate = 0;
-  uint32_t limit = 0;
-  uint32_t buffer = 0;
+  uint64_t rate = 0;     // bytes per second
+  uint32_t limit = 0;    // bytes that may queue
+  uint32_t buffer = 0;   // bucket size, in scheduler ticks (see TicksPerUsec)
+  // Field-wise equality.
   friend bool operator==(const TbfParams&, const TbfParams&) = default;
 };
 
 // What a qdisc dump says.
 struct QdiscInfo {
-  int ifindex = 0;
-  uint32_t handle = 0;
-  uint32_t parent = 0;
+  int ifindex = 0;                // the device it is attached to
+  uint32_t handle = 0;            // its handle (TcHandle(major, 0))
+  uint32_t parent = 0;            // kTcRoot, kTcIngress, or a class handle
   std::string kind;               // "tbf", "ingress", "noqueue", ...
   std::optional<TbfParams> tbf;   // for kind "tbf"
 };

@@ -15,9 +15,10 @@ namespace cni::net {
 
 // One path of a multipath (ECMP) route.
 struct Nexthop {
-  std::optional<IpAddress> gw;
-  int ifindex = 0;
+  std::optional<IpAddress> gw;  // gateway; none: a device path
+  int ifindex = 0;              // output device (0: none)
   int weight = 1;  // 1..256 (sent as rtnh_hops = weight - 1)
+  // Field-wise equality.
   friend bool operator==(const Nexthop&, const Nexthop&) = default;
 };
 
@@ -43,6 +44,7 @@ struct RouteSpec {
   int type = 0;                      // RTN_*; 0: unicast
 
   std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 254 metric 100"
+  // Field-wise equality (unset and explicit defaults differ).
   friend bool operator==(const RouteSpec&, const RouteSpec&) = default;
 };
 
@@ -53,13 +55,16 @@ absl::Status ReplaceRoute(NetlinkSocket& sock, const RouteSpec& route);
 // Deletes a route; a missing one is absl::NotFound ("No such process", ESRCH).
 absl::Status DeleteRoute(NetlinkSocket& sock, const RouteSpec& route);
 
+// Which request BuildRouteRequest builds: RTM_NEWROUTE with NLM_F_EXCL (add)
+// or NLM_F_REPLACE (replace), or RTM_DELROUTE (delete).
+enum class RouteOp { kAdd, kReplace, kDelete };
 // The RTM_NEWROUTE / RTM_DELROUTE request the calls above send (for tests and
 // tools; no I/O).
-enum class RouteOp { kAdd, kReplace, kDelete };
 absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op);
 
+// Which routes ListRoutes returns.
 struct RouteFilter {
-  std::optional<Family> family;
+  std::optional<Family> family;    // nullopt: IPv4 and IPv6
   std::optional<int> table = 254;  // default: main; nullopt: every table
   int ifindex = 0;                 // 0: any; else routes with a path through it
 };

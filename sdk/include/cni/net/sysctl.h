@@ -20,12 +20,15 @@ namespace cni::net {
 // name is part of the key: names may contain dots ("eth0.100"). Only keys under
 // net/ are accepted (".." and empty parts are refused, code 7).
 
-// The value with surrounding whitespace trimmed.
+// The value with surrounding whitespace trimmed, read on a thread inside `ns`.
+// A missing key (e.g. no such interface) is absl::NotFound with code 5.
 absl::StatusOr<std::string> ReadSysctl(const Netns& ns, absl::string_view key);
-// Writes `value`. Errors name the key: `writing sysctl net/ipv4/ip_forward: ...`.
+// Writes `value` (one write, on a thread inside `ns`). Errors name the key:
+// `writing sysctl net/ipv4/ip_forward: ...`; a missing key is absl::NotFound.
 absl::Status WriteSysctl(const Netns& ns, absl::string_view key, absl::string_view value);
-// The same in the calling thread's own namespace (no thread is started).
+// ReadSysctl in the calling thread's own namespace (no thread is started).
 absl::StatusOr<std::string> ReadSysctlHere(absl::string_view key);
+// WriteSysctl in the calling thread's own namespace (no thread is started).
 absl::Status WriteSysctlHere(absl::string_view key, absl::string_view value);
 
 }  // namespace cni::net

@@ -13,6 +13,7 @@
 
 namespace cni::net {
 
+// The pair SetupVeth made: both ends, as they go into a Result.
 struct VethPair {
   Interface host;        // name, mac (sandbox empty)
   Interface container;   // name, mac, sandbox = container netns path
