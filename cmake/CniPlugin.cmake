@@ -1,9 +1,16 @@
-# cni_add_plugin(<name> SOURCES <files...>)
+# cni_add_plugin(<name> SOURCES <files...> [USES_NFTABLES])
 # Builds one plugin executable into ${CNI_PLUGIN_BUILD_DIR} and installs it into
 # ${CNI_PLUGIN_INSTALL_DIR}. The plugin's logic also goes into a static library
 # <name>_lib (everything but main.cc) so unit tests can link it.
+#
+# Start-up cost decides the link: a plugin is exec'ed on every pod start and
+# most of a short call is spent loading and relocating shared libraries. So a
+# plugin is a static PIE (no dynamic loader at all), except one that may use
+# the nftables backend (USES_NFTABLES): libnftables is dlopen'ed, which needs
+# the shared libc, so such a plugin links libc dynamically and everything
+# else (libstdc++, Abseil, libnl) statically.
 function(cni_add_plugin name)
-  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "USES_NFTABLES" "" "SOURCES" ${ARGN})
   set(lib_sources ${ARG_SOURCES})
   list(FILTER lib_sources EXCLUDE REGEX "main\\.cc$")
   if(lib_sources)
@@ -16,9 +23,12 @@ function(cni_add_plugin name)
   endif()
   add_executable(${name} main.cc)
   target_link_libraries(${name} PRIVATE ${link_target})
-  if(NOT CNI_SANITIZE)
-    # Start-up cost: no symbol resolution against libstdc++ at every exec.
+  if(CNI_SANITIZE)
+    # Sanitizers want the shared runtime libraries.
+  elseif(ARG_USES_NFTABLES OR NOT CNI_STATIC_PLUGINS)
     target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
+  else()
+    target_link_options(${name} PRIVATE -static-pie)
   endif()
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CNI_PLUGIN_BUILD_DIR})
   # A relative CNI_PLUGIN_INSTALL_DIR is taken relative to CMAKE_INSTALL_PREFIX.

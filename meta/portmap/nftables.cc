@@ -23,8 +23,8 @@ std::string DnatTarget(const net::IpAddress& ip, int port) {
 }
 
 // The rules of one family's table that belong to `id`.
-absl::StatusOr<std::vector<fw::NftRule>> RulesOf(fw::Nft& nft, bool v6, const std::string& id) {
-  absl::StatusOr<std::vector<fw::NftRule>> all = nft.ListRules(Family(v6), kTable);
+absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id) {
+  absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
   if (!all.ok()) return all.status();
   std::vector<fw::NftRule> mine;
   for (const fw::NftRule& r : *all) {
@@ -94,7 +94,7 @@ absl::Status ForwardOnce(const Config& c, const std::string& id, const std::vect
   // Stale rules of this container (a repeated ADD) go in the same transaction.
   std::string b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> stale = RulesOf(*nft, v6, id);
+    absl::StatusOr<std::vector<fw::NftRule>> stale = RulesOf(v6, id);
     if (!stale.ok()) return stale.status();
     for (const fw::NftRule& r : *stale) b += fw::NftDeleteRule(r);
   }
@@ -103,15 +103,17 @@ absl::Status ForwardOnce(const Config& c, const std::string& id, const std::vect
 }
 
 absl::Status UnforwardOnce(const std::string& id) {
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
   std::string b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(*nft, v6, id);
+    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(v6, id);
     if (!mine.ok()) return mine.status();
     for (const fw::NftRule& r : *mine) b += fw::NftDeleteRule(r);
   }
+  // Nothing of ours (e.g. the iptables backend made the rules): done without
+  // loading libnftables.
   if (b.empty()) return absl::OkStatus();
+  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
+  if (!nft.ok()) return nft.status();
   return nft->Run(b);
 }
 }  // namespace
@@ -126,13 +128,11 @@ absl::Status Unforward(const std::string& id) {
 }
 
 absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
   // Only the families the container has are checked: a missing ip6 table is
   // fine for an IPv4-only container (upstream 1.1.1 got this wrong).
   for (const net::IpPrefix& a : addrs) {
     bool v6 = !a.is_v4();
-    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(*nft, v6, id);
+    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(v6, id);
     if (!mine.ok()) return mine.status();
     size_t dnat = 0, masq = 0;
     for (const fw::NftRule& r : *mine) {
@@ -151,11 +151,9 @@ absl::Status Check(const Config& c, const std::string& id, const std::vector<net
 }
 
 absl::Status Gc(const std::vector<std::string>& valid_ids) {
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
   std::string b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> all = nft->ListRules(Family(v6), kTable);
+    absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
     if (!all.ok()) return all.status();
     for (const fw::NftRule& r : *all) {
       if (r.comment.empty()) continue;  // the hook chains' jumps
@@ -164,7 +162,9 @@ absl::Status Gc(const std::vector<std::string>& valid_ids) {
       if (!valid) b += fw::NftDeleteRule(r);
     }
   }
-  if (b.empty()) return absl::OkStatus();
+  if (b.empty()) return absl::OkStatus();  // without loading libnftables
+  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
+  if (!nft.ok()) return nft.status();
   return Annotate(nft->Run(b), "garbage-collecting nftables port-mapping rules");
 }
 

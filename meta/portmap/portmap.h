@@ -51,7 +51,7 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
 }  // namespace ipt
 
 // Deletes UDP conntrack entries whose original destination port is one of
-// `ports` (conntrack.cc, libnetfilter_conntrack).
+// `ports` (conntrack.cc, libnl-nf).
 absl::Status FlushUdpConntrack(bool ipv6, const std::vector<int>& ports);
 
 }  // namespace cni::portmap

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Package test: the Debian packages and the release tarball.
-#   deb_test.sh <build-dir> <source-dir> <version> <plugin-install-dir> <libdir> <includedir>
+#   deb_test.sh <build-dir> <source-dir> <version> <plugin-install-dir> <libdir> <includedir> <nftables-soname>
 #
 # 1. Builds both .deb packages from the existing build with CPack (into a
 #    scratch directory; nothing is rebuilt when the build is up to date).
 # 2. cni-cpp-plugins holds exactly the plugins in <plugin-install-dir>, and its
 #    declared Depends cover every shared library `ldd` reports for every
 #    packaged binary (the package owning each library must be declared).
+#    libnftables (dlopen'ed, invisible to ldd) is Recommended by its package.
 # 3. Root only: every plugin runs (VERSION, about line) in a chroot that holds
-#    nothing but the files of the declared Depends and their own Depends.
+#    nothing but the files of the declared Depends and their own Depends; there,
+#    without libnftables (and in a private network namespace), the nftables
+#    clean-up (portmap GC) still succeeds and the nftables backend fails with a
+#    CNI error naming the library.
 # 4. cni-cpp-sdk-dev holds the headers, libcnisdk.a, the CMake package and the
 #    .pc file, and depends on the -dev packages its users compile against.
 # 5. The release tarball has the plugins at its top level and valid checksums.
 set -euo pipefail
-build=$(realpath "$1") src=$(realpath "$2") version=$3 plugindir=$4 libdir=$5 includedir=$6
+build=$(realpath "$1") src=$(realpath "$2") version=$3 plugindir=$4 libdir=$5 includedir=$6 nft_soname=$7
 here=$(dirname "$(realpath "$0")")
 source "$here/common.sh"
 
@@ -99,6 +103,16 @@ for pkg in $declared; do
   member "$pkg" "$needed_pkgs" || fail "$pkg is declared but no plugin needs it"
 done
 
+step "cni-cpp-plugins: Recommends the package of $nft_soname (dlopen'ed)"
+recommends=$(dpkg-deb -f "$deb" Recommends)
+echo "  Recommends: $recommends"
+nft_path=$(ldconfig -p | awk -v s="$nft_soname" '$1 == s {print $NF; exit}')
+[[ -n $nft_path ]] || fail "$nft_soname is not in the loader cache"
+owner "$nft_path"
+[[ -n $pkg ]] || fail "no package owns $nft_path"
+member "$pkg" "$(names <<<"$recommends")" || fail "Recommends ($recommends) lacks $pkg, which provides $nft_soname"
+grep -lq "$nft_soname" "$scratch/x$plugindir/portmap" || fail "portmap does not name $nft_soname"
+
 step "plugins run with only the declared packages (chroot)"
 if [[ $(id -u) -ne 0 ]]; then
   echo "  SKIP: needs root for chroot"
@@ -128,6 +142,25 @@ else
     [[ $about == "CNI $p plugin $version (cni-cpp)" ]] || fail "$p in the chroot: about line \"$about\""
     echo "  $p: VERSION ok; $about"
   done
+  # No libnftables here (it is only Recommended): clean-up of the nftables
+  # backend has nothing to do and succeeds; setting rules up fails clearly.
+  ! compgen -G "$chroot_dir/usr/lib/*/$nft_soname" >/dev/null && ! compgen -G "$chroot_dir/lib/*/$nft_soname" >/dev/null ||
+    fail "the chroot has $nft_soname"
+  # In a private network namespace: GC lists the kernel's rules, and must see
+  # none of the machine's.
+  gc='{"cniVersion":"1.1.0","name":"pm","type":"portmap","backend":"nftables","cni.dev/valid-attachments":[]}'
+  out=$(env -i CNI_COMMAND=GC CNI_PATH="$plugindir" unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" <<<"$gc" 2>&1) ||
+    fail "portmap GC without libnftables: $out"
+  echo "  portmap GC without $nft_soname: ok"
+  add='{"cniVersion":"1.1.0","name":"pm","type":"portmap","backend":"nftables","capabilities":{"portMappings":true},
+       "runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]},
+       "prevResult":{"cniVersion":"1.1.0","interfaces":[{"name":"eth0","sandbox":"/x"}],
+                     "ips":[{"address":"10.1.1.2/24","interface":0}]}}'
+  out=$(env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/x CNI_IFNAME=eth0 CNI_PATH="$plugindir" \
+        unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" <<<"$add" 2>/dev/null) && fail "portmap ADD without libnftables succeeded: $out"
+  [[ $out == *'"code":999'* && $out == *"cannot load $nft_soname"* ]] ||
+    fail "portmap ADD without libnftables: unexpected answer $out"
+  echo "  portmap ADD (nftables) without $nft_soname: $out"
 fi
 
 step "cni-cpp-sdk-dev: contents and Depends"

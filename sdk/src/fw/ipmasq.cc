@@ -78,7 +78,7 @@ absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
 absl::Status SetupNft(const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
   absl::StatusOr<Nft> nft = Nft::Open();
   if (!nft.ok()) return nft.status();
-  absl::StatusOr<std::vector<NftRule>> rules = nft->ListRules("inet", kTable);
+  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
   if (!rules.ok()) return rules.status();
   std::string prefix = InstanceHash(t);
   std::string b;
@@ -104,15 +104,16 @@ absl::Status SetupNft(const std::vector<net::IpPrefix>& addrs, const MasqTarget&
 }
 
 absl::Status DeleteNftRules(const std::function<bool(const NftRule&)>& doomed) {
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
-  absl::StatusOr<std::vector<NftRule>> rules = nft->ListRules("inet", kTable);
+  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
   if (!rules.ok()) return rules.status();
   std::string b;
   for (const NftRule& r : *rules) {
     if (r.chain == kChain && doomed(r)) b += NftDeleteRule(r);
   }
+  // Nothing of ours: done without loading libnftables (a node may not have it).
   if (b.empty()) return absl::OkStatus();
+  absl::StatusOr<Nft> nft = Nft::Open();
+  if (!nft.ok()) return nft.status();
   return nft->Run(b);
 }
 

@@ -20,6 +20,11 @@ std::string FindTool(absl::string_view name) {
   return "";
 }
 
+// A missing binary is a failed precondition, so RetryOnConflict gives up at once.
+absl::Status ToolMissing(absl::string_view name) {
+  return WithCode(absl::FailedPreconditionError(absl::StrCat(name, " not found")), ErrorCode::kInternal);
+}
+
 const char* Prog(bool ipv6, bool save) {
   if (save) return ipv6 ? "ip6tables-save" : "iptables-save";
   return ipv6 ? "ip6tables-restore" : "iptables-restore";
@@ -85,7 +90,7 @@ bool IptablesAvailable(bool ipv6) {
 
 absl::StatusOr<IptTable> IptablesSave(bool ipv6, absl::string_view table) {
   std::string tool = FindTool(Prog(ipv6, true));
-  if (tool.empty()) return Error(ErrorCode::kInternal, absl::StrCat(Prog(ipv6, true), " not found"));
+  if (tool.empty()) return ToolMissing(Prog(ipv6, true));
   absl::StatusOr<CommandResult> r =
       RunCommand({tool, "-t", std::string(table)}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
                  CommandOptions{.capture_stderr = true, .timeout = std::chrono::seconds(60)});
@@ -98,7 +103,7 @@ absl::StatusOr<IptTable> IptablesSave(bool ipv6, absl::string_view table) {
 
 absl::Status IptablesRestore(bool ipv6, absl::string_view table, absl::string_view body) {
   std::string tool = FindTool(Prog(ipv6, false));
-  if (tool.empty()) return Error(ErrorCode::kInternal, absl::StrCat(Prog(ipv6, false), " not found"));
+  if (tool.empty()) return ToolMissing(Prog(ipv6, false));
   std::string input = absl::StrCat("*", table, "\n", body, "COMMIT\n");
   absl::StatusOr<CommandResult> r =
       RunCommand({tool, "--noflush", "--wait"}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, input,
@@ -114,7 +119,8 @@ absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt) {
   absl::Status st;
   for (int i = 0; i < 5; ++i) {
     st = attempt();
-    if (st.ok()) return st;
+    // A missing tool or library does not appear by waiting.
+    if (st.ok() || absl::IsFailedPrecondition(st)) return st;
     usleep(20000 * (i + 1));
   }
   return st;

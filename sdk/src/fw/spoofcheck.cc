@@ -16,8 +16,8 @@ std::string Comment(absl::string_view ref_id) { return absl::StrCat("macspoofchk
 
 // Deletes of the port's rules in the base chain (listed first, so that a
 // repeated setup replaces them instead of adding a second jump).
-absl::StatusOr<std::string> DeleteBaseRules(Nft& nft, absl::string_view ref_id) {
-  absl::StatusOr<std::vector<NftRule>> rules = nft.ListRules("bridge", "nat");
+absl::StatusOr<std::string> DeleteBaseRules(absl::string_view ref_id) {
+  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("bridge", "nat");
   if (!rules.ok()) return rules.status();
   std::string b;
   for (const NftRule& r : *rules) {
@@ -34,7 +34,7 @@ absl::Status SetupSpoofCheck(absl::string_view host_iface, absl::string_view mac
   if (absl::Status st = ValidateIdentifier("spoof-check MAC", mac); !st.ok()) return st;
   absl::StatusOr<Nft> nft = Nft::Open();
   if (!nft.ok()) return nft.status();
-  absl::StatusOr<std::string> stale = DeleteBaseRules(*nft, ref_id);
+  absl::StatusOr<std::string> stale = DeleteBaseRules(ref_id);
   if (!stale.ok()) return stale.status();
   std::string iface_chain = IfaceChain(ref_id);
   std::string mac_chain = iface_chain + "-mac";
@@ -58,11 +58,9 @@ absl::Status SetupSpoofCheck(absl::string_view host_iface, absl::string_view mac
 
 absl::Status TeardownSpoofCheck(absl::string_view ref_id) {
   if (absl::Status st = ValidateIdentifier("spoof-check id", ref_id); !st.ok()) return st;
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
-  absl::StatusOr<std::vector<std::string>> chains = nft->ListChains("bridge", "nat");
+  absl::StatusOr<std::vector<std::string>> chains = Nft::ListChains("bridge", "nat");
   if (!chains.ok()) return chains.status();
-  absl::StatusOr<std::string> b = DeleteBaseRules(*nft, ref_id);
+  absl::StatusOr<std::string> b = DeleteBaseRules(ref_id);
   if (!b.ok()) return b.status();
   std::string iface_chain = IfaceChain(ref_id);
   // The iface chain jumps to the mac chain: delete it first.
@@ -71,7 +69,10 @@ absl::Status TeardownSpoofCheck(absl::string_view ref_id) {
       if (c == name) absl::StrAppend(&*b, "flush chain ", kTable, " ", name, "\ndelete chain ", kTable, " ", name, "\n");
     }
   }
+  // Nothing of ours: done without loading libnftables (a node may not have it).
   if (b->empty()) return absl::OkStatus();
+  absl::StatusOr<Nft> nft = Nft::Open();
+  if (!nft.ok()) return nft.status();
   return Annotate(nft->Run(*b), "tearing down spoof-check");
 }
 

@@ -20,6 +20,7 @@ struct IptTable {
   std::vector<std::string> chains;                         // every chain, built-ins too
   std::vector<std::pair<std::string, std::string>> rules;  // (chain, "-A <chain> ...")
 
+  // True when `chain` is declared in the table.
   bool HasChain(absl::string_view chain) const;
   // The "-A ..." lines of `chain`, in order.
   std::vector<std::string> RulesOf(absl::string_view chain) const;
@@ -39,7 +40,8 @@ absl::Status IptablesRestore(bool ipv6, absl::string_view table, absl::string_vi
 // Runs `attempt` (snapshot, build, commit) up to 5 times while it fails: a
 // commit built from a snapshot fails when another writer changed what it
 // relies on in between (a shared chain created by "-N" meanwhile, a rule it
-// deletes gone), and a fresh snapshot then gives the right commit.
+// deletes gone), and a fresh snapshot then gives the right commit. A failed
+// precondition (a missing tool or library) is returned at once.
 absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt);
 
 // One restore line: "<op> <chain> <args...>", each argument quoted when needed.

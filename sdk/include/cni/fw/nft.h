@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "cni/json.h"
 
+// libnftables' context, opaque here.
 struct nft_ctx;
 
 namespace cni::fw {
@@ -20,16 +21,18 @@ namespace cni::fw {
 // One rule as listed: where it is, its handle (for "delete rule ... handle N")
 // and its comment ("" when none).
 struct NftRule {
-  std::string family;
-  std::string table;
-  std::string chain;
-  uint64_t handle = 0;
-  std::string comment;
+  std::string family;   // "ip", "ip6", "inet", "bridge", ...
+  std::string table;    // the table's name
+  std::string chain;    // the chain's name
+  uint64_t handle = 0;  // the rule's handle, unique within its table
+  std::string comment;  // the rule's comment, "" when none
 };
 
 // Owns an nft_ctx (RAII). Works in the calling thread's network namespace.
 class Nft {
  public:
+  // A new context whose output and errors are buffered (never printed on our
+  // stdout). Fails with code 999 when libnftables cannot be used.
   static absl::StatusOr<Nft> Open();
 
   // Runs `batch` (commands separated by newlines) as one transaction. Errors
@@ -38,9 +41,13 @@ class Nft {
   // Runs a list command with JSON output and returns the parsed document.
   absl::StatusOr<Json> ListJson(absl::string_view command);
   // The rules of table `family` `table`; empty when the table does not exist.
-  absl::StatusOr<std::vector<NftRule>> ListRules(absl::string_view family, absl::string_view table);
-  // The chain names of a table; empty when the table does not exist.
-  absl::StatusOr<std::vector<std::string>> ListChains(absl::string_view family, absl::string_view table);
+  // Read straight from the kernel (a netlink dump, not libnftables): the cost
+  // stays small with thousands of rules, and no context (nor libnftables) is
+  // needed, so clean-up paths list first and Open only when there is work.
+  static absl::StatusOr<std::vector<NftRule>> ListRules(absl::string_view family, absl::string_view table);
+  // The chain names of a table; empty when the table does not exist (also a
+  // netlink dump, no context needed).
+  static absl::StatusOr<std::vector<std::string>> ListChains(absl::string_view family, absl::string_view table);
 
  private:
   struct Deleter {

@@ -1,0 +1,35 @@
+// Listing nf_tables rules and chains straight from the kernel (a netlink dump
+// over NETLINK_NETFILTER, through libnl), without libnftables.
+//
+// Why: to find a container's rules (by comment) and their handles, listing
+// through libnftables turns every rule of the table back into nft syntax.
+// With 1,000 containers' port mappings that is ~80 ms per listing, and
+// portmap lists on every ADD and DEL. The dump only reads the attributes we
+// need (table, chain, handle, comment): the cost no longer grows with the
+// rules' size, only (cheaply) with their number. Changes still go through
+// libnftables, as one transaction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/fw/nft.h"
+
+namespace cni::fw::internal {
+
+// The rules of table `family` `table` (every chain), in the kernel's order;
+// empty when the table does not exist. Runs in the calling thread's netns.
+absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table);
+
+// The chain names of table `family` `table`; empty when it does not exist.
+absl::StatusOr<std::vector<std::string>> DumpChains(absl::string_view family, absl::string_view table);
+
+// The comment nft stores in a rule's user data (a TLV list; the comment is
+// type 0, NUL-terminated), "" when none.
+std::string CommentFromUserData(const uint8_t* data, size_t len);
+
+}  // namespace cni::fw::internal
