@@ -155,11 +155,18 @@ absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix
                   "unable to set up iptables port mappings");
 }
 
-absl::Status Unforward(const std::string& network, const std::string& id) {
+absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first) {
   // The two families are independent commits: done side by side.
   absl::Status st[2];
   auto one = [&](bool v6) {
     if (!fw::IptablesAvailable(v6)) return;
+    if (probe_first) {
+      // No DN- chain: nothing of this container's (upstream's old SN- chain
+      // always came with a DN- chain). A failed probe falls through to the
+      // full read.
+      absl::StatusOr<bool> has = fw::IptablesHasChain(v6, "nat", fw::ChainName(network, id, "DN-"));
+      if (has.ok() && !*has) return;
+    }
     st[v6] = fw::RetryOnConflict([&]() -> absl::Status {
       absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, "nat");
       if (!t.ok()) return t.status();

@@ -104,7 +104,8 @@ absl::Status Del(const CmdArgs& args) {
   // different tables, so they run side by side (DEL is on the pod tear-down
   // path, and iptables-save of a big nat table is the slow part).
   absl::Status st_ipt;
-  std::thread ipt_thread([&] { st_ipt = ipt::Unforward(c->name, args.container_id); });
+  bool rules_likely_in_nft = c->backend == fw::Backend::kNftables;
+  std::thread ipt_thread([&] { st_ipt = ipt::Unforward(c->name, args.container_id, rules_likely_in_nft); });
   absl::Status st_nft = nft::Unforward(args.container_id);
   ipt_thread.join();
   for (bool v6 : {false, true}) (void)FlushUdpConntrack(v6, UdpPorts(*c));

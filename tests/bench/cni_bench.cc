@@ -5,6 +5,9 @@
 //
 //   cni_bench --name NAME --ours PATH --upstream PATH --config FILE
 //             [--command CMD] [--iterations N] [--env K=V]...
+//             [--ours-env K=V]... [--upstream-env K=V]...   (one side only, e.g. its own
+//                                                           CNI_CONTAINERID so the sides'
+//                                                           state never mixes)
 //             [--after-command CMD]   (run after each timed call, untimed, e.g. DEL after ADD)
 #include <algorithm>
 #include <chrono>
@@ -22,7 +25,7 @@ namespace {
 struct Options {
   std::string name, ours, upstream, config_path, command = "ADD", after_command;
   int iterations = 200;
-  std::vector<std::string> env;
+  std::vector<std::string> env, ours_env, upstream_env;
 };
 
 bool ParseArgs(int argc, char** argv, Options& o) {
@@ -36,13 +39,17 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--after-command") o.after_command = v;
     else if (k == "--iterations") o.iterations = std::stoi(v);
     else if (k == "--env") o.env.push_back(v);
+    else if (k == "--ours-env") o.ours_env.push_back(v);
+    else if (k == "--upstream-env") o.upstream_env.push_back(v);
     else return false;
   }
   return !o.ours.empty() && !o.upstream.empty() && !o.config_path.empty();
 }
 
-std::vector<std::string> EnvFor(const Options& o, const std::string& command, int i) {
+std::vector<std::string> EnvFor(const Options& o, bool ours, const std::string& command, int i) {
   std::vector<std::string> env = o.env;
+  const std::vector<std::string>& side = ours ? o.ours_env : o.upstream_env;
+  env.insert(env.end(), side.begin(), side.end());
   env.push_back("CNI_COMMAND=" + command);
   // A fresh container ID per iteration, so stateful plugins see distinct attachments.
   bool has_id = false;
@@ -94,12 +101,12 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 2; ++k) {
       bool run_ours = (i + k) % 2 == 0;
       const std::string& plugin = run_ours ? o.ours : o.upstream;
-      auto env = EnvFor(o, o.command, i);
+      auto env = EnvFor(o, run_ours, o.command, i);
       double us = TimedCall(plugin, env, config, run_ours ? ours_failed : upstream_failed);
       if (us >= 0) (run_ours ? ours : upstream).push_back(us);
       if (!o.after_command.empty()) {
         bool ignored = true;
-        TimedCall(plugin, EnvFor(o, o.after_command, i), config, ignored);
+        TimedCall(plugin, EnvFor(o, run_ours, o.after_command, i), config, ignored);
       }
     }
   }

@@ -330,3 +330,20 @@ TEST_CASE("portmap: a stale UDP conntrack entry is flushed so the mapping works 
   // DEL flushes too: the DNATed entry does not outlive the mapping.
   CHECK_FALSE(absl::StrContains(Conntrack(), "dport=5353"));
 }
+
+TEST_CASE("portmap: DEL after the config switched backends removes the other backend's rules", "[netns][portmap]") {
+  NetnsFixture fx;
+  auto [add_backend, del_backend] =
+      GENERATE(std::pair<std::string, std::string>{"iptables", "nftables"}, std::pair<std::string, std::string>{"nftables", "iptables"});
+  World w(fx);
+  Json ma = Json::array({{{"hostPort", 8080}, {"containerPort", 80}, {"protocol", "tcp"}}});
+  MustSucceed(CallPlugin("portmap", "ADD", PortmapConf(add_backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "ADD");
+  CHECK(absl::StrContains(Firewall(fx), "ctr-a"));
+  // With the nftables backend configured, DEL first asks whether the
+  // container's iptables chain exists (cheap) before reading the nat table.
+  MustSucceed(CallPlugin("portmap", "DEL", PortmapConf(del_backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "DEL");
+  std::string fw = Firewall(fx);
+  CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
+  CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
+  MustSucceed(CallPlugin("portmap", "DEL", PortmapConf(del_backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "DEL again");
+}

@@ -88,6 +88,20 @@ bool IptablesAvailable(bool ipv6) {
   return !FindTool(Prog(ipv6, true)).empty() && !FindTool(Prog(ipv6, false)).empty();
 }
 
+absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain) {
+  const char* prog = ipv6 ? "ip6tables" : "iptables";
+  std::string tool = FindTool(prog);
+  if (tool.empty()) return ToolMissing(prog);
+  absl::StatusOr<CommandResult> r =
+      RunCommand({tool, "--wait", "-t", std::string(table), "-S", std::string(chain)},
+                 {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
+                 CommandOptions{.capture_stderr = true, .timeout = std::chrono::seconds(60)});
+  if (!r.ok()) return Annotate(r.status(), absl::StrCat("running ", tool));
+  if (r->exit_code == 0) return true;
+  if (r->exit_code == 1) return false;
+  return Error(ErrorCode::kInternal, absl::StrCat(tool, " -t ", table, " -S ", chain, " failed: ", r->err));
+}
+
 absl::StatusOr<IptTable> IptablesSave(bool ipv6, absl::string_view table) {
   std::string tool = FindTool(Prog(ipv6, true));
   if (tool.empty()) return ToolMissing(Prog(ipv6, true));

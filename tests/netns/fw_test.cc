@@ -1,7 +1,8 @@
-// cni/fw/nft.h against the kernel: rules and chains listed by the netlink dump
+// cni/fw against the kernel: rules and chains listed by the netlink dump
 // (ListRules, ListChains) are exactly what libnftables itself lists, comments
 // and handles included. Runs in the fixture's private namespace (the test
-// thread is in it), so the tables are private too.
+// thread is in it), so the tables are private too. And the cheap iptables
+// chain probe.
 #include <set>
 #include <string>
 #include <tuple>
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
 #include "cni/json.h"
 #include "support/netns_fixture.h"
@@ -96,4 +98,24 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
 
   REQUIRE(nft->Run("delete table ip t1\ndelete table ip t2\ndelete table ip6 t1\n").ok());
   CHECK(DumpedRules(*nft, "ip", "t1").empty());
+}
+
+TEST_CASE("iptables: IptablesHasChain tells an existing chain from a missing one", "[netns][fw]") {
+  cni::test::NetnsFixture fx;
+  for (bool v6 : {false, true}) {
+    INFO((v6 ? "ip6tables" : "iptables"));
+    // Before the nat table exists, and after.
+    absl::StatusOr<bool> before = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe");
+    REQUIRE(before.ok());
+    CHECK_FALSE(*before);
+    REQUIRE(cni::fw::IptablesRestore(v6, "nat", ":CNI-DN-probe - [0:0]\n").ok());
+    absl::StatusOr<bool> made = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe");
+    REQUIRE(made.ok());
+    CHECK(*made);
+    absl::StatusOr<bool> other = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-other");
+    REQUIRE(other.ok());
+    CHECK_FALSE(*other);
+    REQUIRE(cni::fw::IptablesRestore(v6, "nat", "-X CNI-DN-probe\n").ok());
+    CHECK_FALSE(*cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe"));
+  }
 }
