@@ -9,6 +9,12 @@
 # the nftables backend (USES_NFTABLES): libnftables is dlopen'ed, which needs
 # the shared libc, so such a plugin links libc dynamically and everything
 # else (libstdc++, Abseil, libnl) statically.
+#
+# The static link prints glibc's warnings that getaddrinfo, getprotobyname and
+# getprotobynumber "require at runtime the shared libraries": libnl's addr.o
+# and utils.o contain name-resolving helpers (nl_addr_parse of a host name,
+# nl_ip_proto2str). The plugins never call them: they build every address from
+# bytes and never print protocol names, so no NSS module is ever loaded.
 function(cni_add_plugin name)
   cmake_parse_arguments(ARG "USES_NFTABLES" "" "SOURCES" ${ARGN})
   set(lib_sources ${ARG_SOURCES})

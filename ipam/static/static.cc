@@ -57,14 +57,7 @@ absl::Status Del(const CmdArgs&) { return absl::OkStatus(); }
 
 absl::Status Status(const CmdArgs& args) { return LoadConfig(args).status(); }
 
-PluginFuncs Funcs() {
-  PluginFuncs f;
-  f.add = Add;
-  f.check = Check;
-  f.del = Del;
-  f.gc = nullptr;  // no state: nothing to collect
-  f.status = Status;
-  return f;
-}
+// No GC: static IPAM holds no state, so there is nothing to collect.
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .status = Status}; }
 
 }  // namespace cni::static_ipam

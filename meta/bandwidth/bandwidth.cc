@@ -231,14 +231,6 @@ absl::Status Gc(const CmdArgs& args) {
 
 absl::Status Status(const CmdArgs& args) { return ParseConfig(args.conf).status(); }
 
-PluginFuncs Funcs() {
-  PluginFuncs f;
-  f.add = Add;
-  f.del = Del;
-  f.check = Check;
-  f.gc = Gc;
-  f.status = Status;
-  return f;
-}
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
 
 }  // namespace cni::bandwidth

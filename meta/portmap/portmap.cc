@@ -138,7 +138,7 @@ absl::Status Gc(const CmdArgs& args) {
   return st_ipt.ok() ? st_nft : st_ipt;
 }
 
-PluginFuncs Funcs() { return PluginFuncs{Add, Del, Check, Gc, nullptr}; }
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc}; }
 
 std::vector<std::string> SupportedVersions() {
   std::vector<std::string> out;

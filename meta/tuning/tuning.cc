@@ -260,14 +260,6 @@ absl::Status Status(const CmdArgs& args) {
   return c.status();
 }
 
-PluginFuncs Funcs() {
-  PluginFuncs f;
-  f.add = Add;
-  f.del = Del;
-  f.check = Check;
-  f.gc = Gc;
-  f.status = Status;
-  return f;
-}
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
 
 }  // namespace cni::tuning

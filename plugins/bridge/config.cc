@@ -8,15 +8,12 @@
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/json.h"
+#include "cni/plugin_keys.h"
 #include "cni/skel.h"
 
 namespace cni::bridge {
 namespace {
 
-// veth's limits (ETH_MIN_MTU .. ETH_MAX_MTU): refuse anything else before
-// IPAM hands out an address.
-constexpr int kMinMtu = 68;
-constexpr int kMaxMtu = 65535;
 constexpr int kMaxVlan = 4094;  // 4095 is reserved by 802.1Q
 
 absl::Status Invalid(absl::string_view msg) {
@@ -29,17 +26,6 @@ absl::Status Bool(const Json& raw, absl::string_view key, bool& out) {
   if (!v.ok()) return v.status();
   if (*v) out = **v;
   return absl::OkStatus();
-}
-
-// Upstream's test is "any DNS field non-nil": a present list counts even when
-// empty, an empty domain does not.
-bool DnsFieldsSet(const Json& dns) {
-  for (absl::string_view key : {"nameservers", "search", "options"}) {
-    const Json* v = FindKey(dns, key);
-    if (v != nullptr && !v->is_null()) return true;
-  }
-  const Json* domain = FindKey(dns, "domain");
-  return domain != nullptr && domain->is_string() && !domain->get<std::string>().empty();
 }
 
 // vlanTrunk: [{"id": 5}, {"minID": 10, "maxID": 20}, ...] -> sorted unique IDs.
@@ -130,25 +116,13 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
   }
   if (c.is_default_gateway) c.is_gateway = true;
 
-  absl::StatusOr<std::optional<std::string>> backend = GetString(raw, "ipMasqBackend");
+  absl::StatusOr<std::string> backend = ParseIpMasqBackendKey(raw, "bridge");
   if (!backend.ok()) return backend.status();
-  if (*backend && !(*backend)->empty()) {
-    if (**backend != "iptables" && **backend != "nftables") {
-      return Invalid(absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"",
-                                  **backend, "\""));
-    }
-    c.ip_masq_backend = **backend;
-  }
+  c.ip_masq_backend = *std::move(backend);
 
-  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(raw, "mtu");
+  absl::StatusOr<int> mtu = ParseVethMtuKey(raw, "bridge");
   if (!mtu.ok()) return mtu.status();
-  if (*mtu && **mtu != 0) {
-    if (**mtu < kMinMtu || **mtu > kMaxMtu) {
-      return Invalid(absl::StrCat("mtu ", **mtu, " is out of range (", kMinMtu, "-", kMaxMtu,
-                                  ", or 0 for the default)"));
-    }
-    c.mtu = static_cast<int>(**mtu);
-  }
+  c.mtu = *mtu;
 
   absl::StatusOr<std::optional<int64_t>> vlan = GetInt(raw, "vlan");
   if (!vlan.ok()) return vlan.status();
@@ -184,14 +158,9 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
 
   if (absl::Status st = ParseMac(conf, cni_args, c); !st.ok()) return st;
 
-  if (const Json* dns = FindKey(raw, "dns"); dns != nullptr && !dns->is_null()) {
-    if (!dns->is_object()) return Error(ErrorCode::kDecodingFailure, "bridge: \"dns\" is not an object");
-    if (DnsFieldsSet(*dns)) {
-      absl::StatusOr<Dns> parsed = Dns::FromJson(*dns);
-      if (!parsed.ok()) return Annotate(parsed.status(), "bridge: dns");
-      c.dns = *std::move(parsed);
-    }
-  }
+  absl::StatusOr<std::optional<Dns>> dns = ParseDnsKey(raw, "bridge");
+  if (!dns.ok()) return dns.status();
+  c.dns = *std::move(dns);
   return c;
 }
 

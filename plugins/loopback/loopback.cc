@@ -109,12 +109,6 @@ absl::Status Check(const CmdArgs& args) {
   return absl::OkStatus();
 }
 
-PluginFuncs Funcs() {
-  PluginFuncs f;
-  f.add = Add;
-  f.del = Del;
-  f.check = Check;
-  return f;
-}
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check}; }
 
 }  // namespace cni::loopback

@@ -4,6 +4,7 @@
 #include "cni/args.h"
 #include "cni/error.h"
 #include "cni/json.h"
+#include "cni/plugin_keys.h"
 #include "cni/skel.h"
 
 namespace cni::macvlan {
@@ -11,15 +12,6 @@ namespace {
 
 absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("macvlan: ", msg));
-}
-
-bool DnsFieldsSet(const Json& dns) {
-  for (absl::string_view key : {"nameservers", "search", "options"}) {
-    const Json* v = FindKey(dns, key);
-    if (v != nullptr && !v->is_null()) return true;
-  }
-  const Json* domain = FindKey(dns, "domain");
-  return domain != nullptr && domain->is_string() && !domain->get<std::string>().empty();
 }
 
 }  // namespace
@@ -75,14 +67,9 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
 
   c.ipam_type = conf.ipam_type;
 
-  if (const Json* dns = FindKey(raw, "dns"); dns != nullptr && !dns->is_null()) {
-    if (!dns->is_object()) return Error(ErrorCode::kDecodingFailure, "macvlan: \"dns\" is not an object");
-    if (DnsFieldsSet(*dns)) {
-      absl::StatusOr<Dns> parsed = Dns::FromJson(*dns);
-      if (!parsed.ok()) return Annotate(parsed.status(), "macvlan: dns");
-      c.dns = *std::move(parsed);
-    }
-  }
+  absl::StatusOr<std::optional<Dns>> dns = ParseDnsKey(raw, "macvlan");
+  if (!dns.ok()) return dns.status();
+  c.dns = *std::move(dns);
   return c;
 }
 

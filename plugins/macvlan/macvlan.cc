@@ -292,14 +292,6 @@ absl::Status Status(const CmdArgs& args) {
   return DelegateStatus(config->ipam_type, args);
 }
 
-PluginFuncs Funcs() {
-  PluginFuncs f;
-  f.add = Add;
-  f.del = Del;
-  f.check = Check;
-  f.gc = Gc;
-  f.status = Status;
-  return f;
-}
+PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
 
 }  // namespace cni::macvlan

@@ -1,0 +1,58 @@
+#include "cni/plugin_keys.h"
+
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+
+namespace cni {
+namespace {
+
+constexpr int kVethMinMtu = 68;
+constexpr int kVethMaxMtu = 65535;
+
+absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
+}
+
+bool DnsFieldsSet(const Json& dns) {
+  for (absl::string_view key : {"nameservers", "search", "options"}) {
+    const Json* v = FindKey(dns, key);
+    if (v != nullptr && !v->is_null()) return true;
+  }
+  const Json* domain = FindKey(dns, "domain");
+  return domain != nullptr && domain->is_string() && !domain->get<std::string>().empty();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<Dns>> ParseDnsKey(const Json& raw, absl::string_view plugin) {
+  const Json* dns = FindKey(raw, "dns");
+  if (dns == nullptr || dns->is_null()) return std::nullopt;
+  if (!dns->is_object()) return Error(ErrorCode::kDecodingFailure, absl::StrCat(plugin, ": \"dns\" is not an object"));
+  if (!DnsFieldsSet(*dns)) return std::nullopt;
+  absl::StatusOr<Dns> parsed = Dns::FromJson(*dns);
+  if (!parsed.ok()) return Annotate(parsed.status(), absl::StrCat(plugin, ": dns"));
+  return *std::move(parsed);
+}
+
+absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin) {
+  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(raw, "mtu");
+  if (!mtu.ok()) return mtu.status();
+  if (!*mtu || **mtu == 0) return 0;
+  if (**mtu < kVethMinMtu || **mtu > kVethMaxMtu) {
+    return Invalid(plugin, absl::StrCat("mtu ", **mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
+                                        ", or 0 for the default)"));
+  }
+  return static_cast<int>(**mtu);
+}
+
+absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_view plugin) {
+  absl::StatusOr<std::optional<std::string>> backend = GetString(raw, "ipMasqBackend");
+  if (!backend.ok()) return backend.status();
+  if (!*backend || (*backend)->empty()) return std::string();
+  if (**backend != "iptables" && **backend != "nftables") {
+    return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", **backend, "\""));
+  }
+  return **backend;
+}
+
+}  // namespace cni
