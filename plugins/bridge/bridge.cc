@@ -71,19 +71,7 @@ namespace {
 
 std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
-std::string VersionOf(const NetConf& conf) {
-  return conf.cni_version.empty() ? "0.1.0" : conf.cni_version;  // spec: absent means 0.1.0
-}
 
-// DEL reports every failure, not just the first (DESIGN rule 8).
-absl::Status JoinFailures(const std::vector<absl::Status>& failures) {
-  if (failures.empty()) return absl::OkStatus();
-  if (failures.size() == 1) return failures[0];
-  std::vector<std::string> msgs;
-  for (const absl::Status& st : failures) msgs.emplace_back(st.message());
-  return WithCode(absl::Status(failures[0].code(), absl::StrJoin(msgs, "; ")),
-                  static_cast<ErrorCode>(CodeOf(failures[0])));
-}
 
 // Writes "1" unless already there: writing ip_forward resets per-interface
 // settings in the kernel, so an unneeded write is not harmless.
@@ -286,8 +274,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
     std::vector<net::IpPrefix> gateways = ApplyGateways(*config, result);
     // skel prints at the config's version only after we return; a result that
     // cannot be printed there must fail now, while the rollback still runs.
-    if (absl::StatusOr<Json> printable = ResultToJson(result, VersionOf(args.conf)); !printable.ok()) {
-      return Annotate(printable.status(), "bridge: IPAM result");
+    if (absl::Status st = CheckPrintableAt(result, args.conf); !st.ok()) {
+      return Annotate(st, "bridge: IPAM result");
     }
 
     ContainerSysctls(*container, args.ifname, config->enable_dad);
@@ -389,16 +377,8 @@ absl::Status Del(const CmdArgs& args) {
 
   std::vector<absl::Status> failures;
   if (!args.netns.empty()) {
-    absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-    if (absl::IsNotFound(container.status())) {
-      // The namespace is gone, and the veth pair with it.
-    } else if (!container.ok()) {
-      failures.push_back(container.status());
-    } else {
-      absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(*container);
-      absl::Status st = sock.ok() ? net::DeleteLinkByNameIfExists(*sock, args.ifname) : sock.status();
-      if (!st.ok()) failures.push_back(st);
-    }
+    // A namespace that is gone took the veth pair with it.
+    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
   }
   if (config->macspoofchk) {
     if (absl::Status st = fw::TeardownSpoofCheck(absl::StrCat(args.container_id, "-", args.ifname)); !st.ok()) {
@@ -416,7 +396,7 @@ absl::Status Del(const CmdArgs& args) {
       failures.push_back(Annotate(st, "bridge: releasing the IPAM address"));
     }
   }
-  return JoinFailures(failures);
+  return JoinErrors(failures);
 }
 
 absl::Status Gc(const CmdArgs& args) {
@@ -431,7 +411,7 @@ absl::Status Gc(const CmdArgs& args) {
   if (!config->ipam_type.empty()) {
     if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
   }
-  return JoinFailures(failures);
+  return JoinErrors(failures);
 }
 
 absl::Status Status(const CmdArgs& args) {

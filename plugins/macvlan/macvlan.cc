@@ -29,18 +29,7 @@ absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("macvlan: ", msg));
 }
 
-std::string VersionOf(const NetConf& conf) {
-  return conf.cni_version.empty() ? "0.1.0" : conf.cni_version;
-}
 
-absl::Status JoinFailures(const std::vector<absl::Status>& failures) {
-  if (failures.empty()) return absl::OkStatus();
-  if (failures.size() == 1) return failures[0];
-  std::vector<std::string> msgs;
-  for (const absl::Status& st : failures) msgs.emplace_back(st.message());
-  return WithCode(absl::Status(failures[0].code(), absl::StrJoin(msgs, "; ")),
-                  static_cast<ErrorCode>(CodeOf(failures[0])));
-}
 
 // The master: as configured, else the interface of the default route (IPv4
 // first, then IPv6) in the namespace the master lives in. Its MTU bounds ours.
@@ -154,8 +143,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
     for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
     result.routes = ipam->routes;
     result.dns = ipam->dns;
-    if (absl::StatusOr<Json> printable = ResultToJson(result, VersionOf(args.conf)); !printable.ok()) {
-      return Annotate(printable.status(), "macvlan: IPAM result");
+    if (absl::Status st = CheckPrintableAt(result, args.conf); !st.ok()) {
+      return Annotate(st, "macvlan: IPAM result");
     }
     // Announce the address when the link comes up (neighbours may have the
     // MAC of a previous holder cached).
@@ -186,18 +175,10 @@ absl::Status Del(const CmdArgs& args) {
     }
   }
   if (!args.netns.empty()) {
-    absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-    if (absl::IsNotFound(container.status())) {
-      // Gone, and the macvlan with it.
-    } else if (!container.ok()) {
-      failures.push_back(container.status());
-    } else {
-      absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(*container);
-      absl::Status st = sock.ok() ? net::DeleteLinkByNameIfExists(*sock, args.ifname) : sock.status();
-      if (!st.ok()) failures.push_back(st);
-    }
+    // A namespace that is gone took the macvlan with it.
+    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
   }
-  return JoinFailures(failures);
+  return JoinErrors(failures);
 }
 
 namespace {

@@ -146,20 +146,7 @@ void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) 
   if (sock.ok()) (void)net::DeleteLinkByNameIfExists(*sock, ifname);
 }
 
-std::string VersionOf(const NetConf& conf) {
-  return conf.cni_version.empty() ? "0.1.0" : conf.cni_version;  // spec: absent means 0.1.0
-}
 
-// DEL reports every failure, not just the first (DESIGN rule 8). The first
-// failure's CNI code is the one reported.
-absl::Status JoinFailures(const std::vector<absl::Status>& failures) {
-  if (failures.empty()) return absl::OkStatus();
-  if (failures.size() == 1) return failures[0];
-  std::vector<std::string> msgs;
-  for (const absl::Status& st : failures) msgs.emplace_back(st.message());
-  return WithCode(absl::Status(failures[0].code(), absl::StrJoin(msgs, "; ")),
-                  static_cast<ErrorCode>(CodeOf(failures[0])));
-}
 
 }  // namespace
 
@@ -183,8 +170,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
   // skel prints the result at the config's version only after we return; a
   // result that cannot be printed there (0.1.0/0.2.0 hold one address per
   // family) must fail now, while the rollback still runs.
-  if (absl::StatusOr<Json> printable = ResultToJson(*ipam, VersionOf(args.conf)); !printable.ok()) {
-    return Annotate(printable.status(), "ptp: IPAM result");
+  if (absl::Status st = CheckPrintableAt(*ipam, args.conf); !st.ok()) {
+    return Annotate(st, "ptp: IPAM result");
   }
   if (absl::Status st = EnableForwarding(*ipam); !st.ok()) {
     return Annotate(st, "ptp: enabling IP forwarding");
@@ -254,21 +241,11 @@ absl::Status Del(const CmdArgs& args) {
   }
 
   if (!args.netns.empty()) {
-    absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-    if (absl::IsNotFound(container.status())) {
-      // The namespace is gone, and its veth with it (the kernel deletes a veth
-      // pair when either end's namespace dies).
-    } else if (!container.ok()) {
-      failures.push_back(container.status());
-    } else {
-      absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(*container);
-      absl::Status st = sock.ok() ? net::DeleteLinkByNameIfExists(*sock, args.ifname) : sock.status();
-      // Deleting the container end deletes the host end, its gateway address
-      // and the host route too.
-      if (!st.ok()) failures.push_back(st);
-    }
+    // Deleting the container end deletes the host end, its gateway address
+    // and the host route too; a namespace that is gone took the pair with it.
+    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
   }
-  return JoinFailures(failures);
+  return JoinErrors(failures);
 }
 
 absl::Status Gc(const CmdArgs& args) {
@@ -281,7 +258,7 @@ absl::Status Gc(const CmdArgs& args) {
     }
   }
   if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
-  return JoinFailures(failures);
+  return JoinErrors(failures);
 }
 
 absl::Status Status(const CmdArgs& args) {

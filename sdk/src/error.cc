@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace cni {
 namespace {
@@ -77,6 +78,15 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context) {
     out.SetPayload(url, payload);
   });
   return out;
+}
+
+absl::Status JoinErrors(const std::vector<absl::Status>& failures) {
+  if (failures.empty()) return absl::OkStatus();
+  if (failures.size() == 1) return failures[0];
+  std::vector<std::string> msgs;
+  for (const absl::Status& st : failures) msgs.emplace_back(st.message());
+  return WithCode(absl::Status(failures[0].code(), absl::StrJoin(msgs, "; ")),
+                  static_cast<ErrorCode>(CodeOf(failures[0])));
 }
 
 }  // namespace cni

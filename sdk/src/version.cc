@@ -390,4 +390,9 @@ absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to
   return ResultToJson(*result, to_version);
 }
 
+absl::Status CheckPrintableAt(const Result& result, const NetConf& conf) {
+  // spec: a configuration without cniVersion is 0.1.0
+  return ResultToJson(result, conf.cni_version.empty() ? "0.1.0" : conf.cni_version).status();
+}
+
 }  // namespace cni

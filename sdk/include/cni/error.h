@@ -6,6 +6,8 @@
 // as the reference skel does for untyped errors.
 #pragma once
 
+#include <vector>
+
 #include <string>
 #include <string_view>
 
@@ -51,5 +53,10 @@ std::string DetailsOf(const absl::Status& status);
 // Prefixes the message of a failed status with `context` ("context: message"),
 // keeping its code and details. Use it to name the operation and the object.
 absl::Status Annotate(const absl::Status& status, absl::string_view context);
+
+// Every failure in one status (DEL reports them all, not just the first):
+// OK when empty, the failure itself when one, else the messages joined by
+// "; " under the first failure's CNI code.
+absl::Status JoinErrors(const std::vector<absl::Status>& failures);
 
 }  // namespace cni

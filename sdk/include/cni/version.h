@@ -50,6 +50,11 @@ absl::StatusOr<Result> ParseResult(absl::string_view bytes, absl::string_view de
 // 0.3.x/0.4.0 add the per-IP "version"; 1.1-only fields are dropped below 1.1.0.
 absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view version);
 
+// ADD's early check: fails (code 1, as ResultToJson) when `result` cannot be
+// printed at the configuration's version (0.1.0 when it names none). skel
+// prints only after the handler returns, when a rollback can no longer run.
+absl::Status CheckPrintableAt(const Result& result, const NetConf& conf);
+
 // Converts a result document from its own version to `to_version`.
 absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to_version);
 

@@ -227,6 +227,15 @@ absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view nam
   return st;
 }
 
+absl::Status DeleteLinkInNetns(absl::string_view netns_path, absl::string_view name) {
+  absl::StatusOr<Netns> netns = Netns::Open(netns_path);
+  if (absl::IsNotFound(netns.status())) return absl::OkStatus();
+  if (!netns.ok()) return netns.status();
+  absl::StatusOr<NetlinkSocket> sock = NetlinkSocket::OpenIn(*netns);
+  if (!sock.ok()) return sock.status();
+  return DeleteLinkByNameIfExists(*sock, name);
+}
+
 // ---- Attributes the tuning plugin changes ----
 
 namespace {

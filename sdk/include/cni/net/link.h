@@ -97,6 +97,9 @@ absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Ne
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
 // DEL helper: deletes the link called `name`; a missing link is success.
 absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name);
+// DEL helper: deletes link `name` inside the namespace at `netns_path`; a
+// namespace that is gone (its links went with it) or a missing link is success.
+absl::Status DeleteLinkInNetns(absl::string_view netns_path, absl::string_view name);
 
 // ---- Attributes the tuning plugin changes ----
 // Turns IFF_PROMISC on or off, leaving the other flags alone.
