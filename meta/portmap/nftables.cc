@@ -6,6 +6,7 @@
 #include "cni/error.h"
 #include "cni/fw/iptables.h"  // RetryOnConflict
 #include "cni/fw/nft.h"
+#include "cni/fw/nft_batch.h"
 #include "portmap.h"
 
 namespace cni::portmap::nft {
@@ -18,10 +19,6 @@ constexpr const char* kMasq = "masquerading";
 
 const char* Family(bool v6) { return v6 ? "ip6" : "ip"; }
 
-std::string DnatTarget(const net::IpAddress& ip, int port) {
-  return ip.is_v4() ? absl::StrCat(ip.ToString(), ":", port) : absl::StrCat("[", ip.ToString(), "]:", port);
-}
-
 // The rules of one family's table that belong to `id`.
 absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id) {
   absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
@@ -33,88 +30,82 @@ absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id)
   return mine;
 }
 
-void AppendFamily(std::string& b, const Config& c, const std::string& id, const net::IpPrefix& addr) {
+// The conditions (user-written nft text) that gate the hook chains' jumps;
+// with them, the batch runs through libnftables.
+fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
+  fw::NftRuleSpec rule;
+  if (!conditions.empty()) rule.Text(absl::StrJoin(conditions, " "));
+  return rule;
+}
+
+void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   bool v6 = !addr.is_v4();
-  std::string t = absl::StrCat(Family(v6), " ", kTable);
-  const char* ipx = Family(v6);
-  std::string conds = absl::StrJoin(v6 ? c.conditions_v6 : c.conditions_v4, " ");
-  if (!conds.empty()) conds += " ";
-  std::string comment = fw::NftQuote(id);
-  absl::StrAppend(&b, "add table ", t, " { comment \"CNI portmap plugin\" ; }\n");
-  absl::StrAppend(&b, "add chain ", t, " ", kHostPorts, "\n");
-  absl::StrAppend(&b, "add chain ", t, " ", kHostIpHostPorts, "\n");
-  absl::StrAppend(&b, "add chain ", t, " prerouting { type nat hook prerouting priority -100 ; }\n");
-  absl::StrAppend(&b, "flush chain ", t, " prerouting\n");
-  absl::StrAppend(&b, "add rule ", t, " prerouting ", conds, "jump ", kHostIpHostPorts, "\n");
-  absl::StrAppend(&b, "add rule ", t, " prerouting ", conds, "jump ", kHostPorts, "\n");
-  absl::StrAppend(&b, "add chain ", t, " output { type nat hook output priority -100 ; }\n");
-  absl::StrAppend(&b, "flush chain ", t, " output\n");
-  absl::StrAppend(&b, "add rule ", t, " output ", conds, "jump ", kHostIpHostPorts, "\n");
-  absl::StrAppend(&b, "add rule ", t, " output ", conds, "fib daddr type local jump ", kHostPorts, "\n");
-  if (c.snat) {
-    absl::StrAppend(&b, "add chain ", t, " ", kMasq, " { type nat hook postrouting priority 100 ; }\n");
-  }
+  const char* fam = Family(v6);
+  const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
+  b.AddTable(fam, kTable, "CNI portmap plugin");
+  b.AddChain(fam, kTable, kHostPorts);
+  b.AddChain(fam, kTable, kHostIpHostPorts);
+  b.AddChain(fam, kTable, "prerouting", fw::NftHook{"nat", "prerouting", -100});
+  b.FlushChain(fam, kTable, "prerouting");
+  b.AddRule(fam, kTable, "prerouting", Gated(conds).Jump(kHostIpHostPorts));
+  b.AddRule(fam, kTable, "prerouting", Gated(conds).Jump(kHostPorts));
+  b.AddChain(fam, kTable, "output", fw::NftHook{"nat", "output", -100});
+  b.FlushChain(fam, kTable, "output");
+  b.AddRule(fam, kTable, "output", Gated(conds).Jump(kHostIpHostPorts));
+  b.AddRule(fam, kTable, "output", Gated(conds).DestIsLocal().Jump(kHostPorts));
+  if (c.snat) b.AddChain(fam, kTable, kMasq, fw::NftHook{"nat", "postrouting", 100});
   for (const PortMapping& m : MappingsFor(c, addr)) {
-    std::string target = DnatTarget(addr.addr(), m.container_port);
-    if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) {
-      absl::StrAppend(&b, "add rule ", t, " ", kHostIpHostPorts, " ", ipx, " daddr ", m.host_ip->ToString(), " ",
-                      m.protocol, " dport ", m.host_port, " dnat to ", target, " comment ", comment, "\n");
-    } else {
-      absl::StrAppend(&b, "add rule ", t, " ", kHostPorts, " ", m.protocol, " dport ", m.host_port, " dnat to ",
-                      target, " comment ", comment, "\n");
-    }
+    fw::NftRuleSpec rule;
+    const bool pinned = m.host_ip.has_value() && !m.host_ip->IsUnspecified();
+    if (pinned) rule.DestAddress(net::IpPrefix::Host(*m.host_ip));
+    rule.DestPort(m.protocol, m.host_port).Dnat(addr.addr(), m.container_port).Comment(id);
+    b.AddRule(fam, kTable, pinned ? kHostIpHostPorts : kHostPorts, std::move(rule));
   }
   if (c.snat) {
-    std::string ip = addr.addr().ToString();
+    net::IpPrefix self = net::IpPrefix::Host(addr.addr());
     // Hairpin (container to its own mapped port) and localhost need the reply
     // to come back through us: masquerade them.
-    absl::StrAppend(&b, "add rule ", t, " ", kMasq, " ", ipx, " saddr ", ip, " ", ipx, " daddr ", ip,
-                    " masquerade comment ", comment, "\n");
+    b.AddRule(fam, kTable, kMasq, fw::NftRuleSpec().SourceAddress(self).DestAddress(self).Masquerade().Comment(id));
     if (!v6) {
-      absl::StrAppend(&b, "add rule ", t, " ", kMasq, " ip saddr 127.0.0.1 ip daddr ", ip,
-                      " masquerade comment ", comment, "\n");
+      b.AddRule(fam, kTable, kMasq,
+                fw::NftRuleSpec()
+                    .SourceAddress(net::IpPrefix::Host(*net::IpAddress::Parse("127.0.0.1")))
+                    .DestAddress(self)
+                    .Masquerade()
+                    .Comment(id));
     }
   }
 }
 
 }  // namespace
 
-std::string ForwardBatch(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  std::string b;
+void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   for (const net::IpPrefix& a : addrs) AppendFamily(b, c, id, a);
-  return b;
 }
 
 namespace {
 // One attempt; a rule handle deleted concurrently since the listing fails the
 // transaction, and the retry lists again.
 absl::Status ForwardOnce(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
   // Stale rules of this container (a repeated ADD) go in the same transaction.
-  std::string b;
+  fw::NftBatch b;
   for (bool v6 : {false, true}) {
     absl::StatusOr<std::vector<fw::NftRule>> stale = RulesOf(v6, id);
     if (!stale.ok()) return stale.status();
-    for (const fw::NftRule& r : *stale) b += fw::NftDeleteRule(r);
+    for (const fw::NftRule& r : *stale) b.DeleteRule(r);
   }
-  b += ForwardBatch(c, id, addrs);
-  return nft->Run(b);
+  AppendForward(b, c, id, addrs);
+  return fw::Nft::Apply(b);  // libnftables only for user-written conditions
 }
 
 absl::Status UnforwardOnce(const std::string& id) {
-  std::string b;
+  fw::NftBatch b;
   for (bool v6 : {false, true}) {
     absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(v6, id);
     if (!mine.ok()) return mine.status();
-    for (const fw::NftRule& r : *mine) b += fw::NftDeleteRule(r);
+    for (const fw::NftRule& r : *mine) b.DeleteRule(r);
   }
-  // Nothing of ours (e.g. the iptables backend made the rules): done without
-  // loading libnftables.
-  if (b.empty()) return absl::OkStatus();
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
-  return nft->Run(b);
+  return b.Commit();  // nothing of ours (e.g. the iptables backend made the rules): no-op
 }
 }  // namespace
 
@@ -151,7 +142,7 @@ absl::Status Check(const Config& c, const std::string& id, const std::vector<net
 }
 
 absl::Status Gc(const std::vector<std::string>& valid_ids) {
-  std::string b;
+  fw::NftBatch b;
   for (bool v6 : {false, true}) {
     absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
     if (!all.ok()) return all.status();
@@ -159,13 +150,10 @@ absl::Status Gc(const std::vector<std::string>& valid_ids) {
       if (r.comment.empty()) continue;  // the hook chains' jumps
       bool valid = false;
       for (const std::string& v : valid_ids) valid = valid || v == r.comment;
-      if (!valid) b += fw::NftDeleteRule(r);
+      if (!valid) b.DeleteRule(r);
     }
   }
-  if (b.empty()) return absl::OkStatus();  // without loading libnftables
-  absl::StatusOr<fw::Nft> nft = fw::Nft::Open();
-  if (!nft.ok()) return nft.status();
-  return Annotate(nft->Run(b), "garbage-collecting nftables port-mapping rules");
+  return Annotate(b.Commit(), "garbage-collecting nftables port-mapping rules");
 }
 
 }  // namespace cni::portmap::nft

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/fw/nft_batch.h"
 #include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
@@ -33,8 +34,10 @@ absl::Status Forward(const Config& c, const std::string& id, const std::vector<n
 absl::Status Unforward(const std::string& id);
 absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs);
 absl::Status Gc(const std::vector<std::string>& valid_ids);
-// The batch Forward runs (for unit tests): `stale` rules are deleted first.
-std::string ForwardBatch(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs);
+// Appends the tables, chains and rules Forward makes to `batch` (Forward
+// puts the deletion of the container's stale rules first).
+void AppendForward(fw::NftBatch& batch, const Config& c, const std::string& id,
+                   const std::vector<net::IpPrefix>& addrs);
 }  // namespace nft
 namespace ipt {
 absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix& addr);

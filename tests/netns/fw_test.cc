@@ -100,21 +100,34 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
   CHECK(DumpedRules(*nft, "ip", "t1").empty());
 }
 
+// With iptables-nft (this machine's) the answer comes from a netlink dump:
+// each answer is also checked against `iptables -S` itself.
 TEST_CASE("iptables: IptablesHasChain tells an existing chain from a missing one", "[netns][fw]") {
   cni::test::NetnsFixture fx;
   for (bool v6 : {false, true}) {
     INFO((v6 ? "ip6tables" : "iptables"));
+    auto iptables_says = [&](const std::string& chain) {
+      return fx.Exec("", {v6 ? "ip6tables" : "iptables", "-t", "nat", "-S", chain}).exit_code == 0;
+    };
     // Before the nat table exists, and after.
     absl::StatusOr<bool> before = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe");
     REQUIRE(before.ok());
     CHECK_FALSE(*before);
+    CHECK_FALSE(iptables_says("CNI-DN-probe"));
     REQUIRE(cni::fw::IptablesRestore(v6, "nat", ":CNI-DN-probe - [0:0]\n").ok());
     absl::StatusOr<bool> made = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe");
     REQUIRE(made.ok());
     CHECK(*made);
+    CHECK(iptables_says("CNI-DN-probe"));
     absl::StatusOr<bool> other = cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-other");
     REQUIRE(other.ok());
     CHECK_FALSE(*other);
+    CHECK_FALSE(iptables_says("CNI-DN-other"));
+    // A chain of that name in another nft table of the family is not it.
+    fx.Exec("", {"nft", "add", "table", v6 ? "ip6" : "ip", "other"});
+    fx.Exec("", {"nft", "add", "chain", v6 ? "ip6" : "ip", "other", "CNI-DN-elsewhere"});
+    CHECK_FALSE(*cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-elsewhere"));
+    fx.Exec("", {"nft", "delete", "table", v6 ? "ip6" : "ip", "other"});
     REQUIRE(cni::fw::IptablesRestore(v6, "nat", "-X CNI-DN-probe\n").ok());
     CHECK_FALSE(*cni::fw::IptablesHasChain(v6, "nat", "CNI-DN-probe"));
   }

@@ -9,6 +9,7 @@
 #include "cni/fw/iptables.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/nft_batch.h"
 #include "cni/hash.h"
 
 namespace cni::fw {
@@ -76,45 +77,41 @@ absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
 // --- nftables -------------------------------------------------------------
 
 absl::Status SetupNft(const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
   absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
   if (!rules.ok()) return rules.status();
   std::string prefix = InstanceHash(t);
-  std::string b;
-  absl::StrAppend(&b, "add table inet ", kTable,
-                  " { comment \"Masquerading for plugins from github.com/containernetworking/plugins\" ; }\n");
-  absl::StrAppend(&b, "add chain inet ", kTable, " ", kChain,
-                  " { comment \"Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet\" ; }\n");
-  absl::StrAppend(&b, "add chain inet ", kTable, " postrouting { type nat hook postrouting priority 100 ; }\n");
-  absl::StrAppend(&b, "flush chain inet ", kTable, " postrouting\n");
-  absl::StrAppend(&b, "add rule inet ", kTable, " postrouting ip daddr == 224.0.0.0/4 return\n");
-  absl::StrAppend(&b, "add rule inet ", kTable, " postrouting ip6 daddr == ff00::/8 return\n");
-  absl::StrAppend(&b, "add rule inet ", kTable, " postrouting goto ", kChain, "\n");
+  NftBatch b;
+  b.AddTable("inet", kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
+  b.AddChain("inet", kTable, kChain, std::nullopt,
+             "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
+  b.AddChain("inet", kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+  b.FlushChain("inet", kTable, "postrouting");
+  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().Goto(kChain));
   for (const NftRule& r : *rules) {
-    if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b += NftDeleteRule(r);
+    if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b.DeleteRule(r);
   }
   std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
   for (const net::IpPrefix& a : addrs) {
-    const char* ip = a.is_v4() ? "ip" : "ip6";
-    absl::StrAppend(&b, "add rule inet ", kTable, " ", kChain, " ", ip, " saddr == ", a.addr().ToString(), " ", ip,
-                    " daddr != ", a.Network().ToString(), " masquerade comment ", NftQuote(comment), "\n");
+    b.AddRule("inet", kTable, kChain,
+              NftRuleSpec()
+                  .SourceAddress(net::IpPrefix::Host(a.addr()))
+                  .DestAddress(a.Network(), /*equal=*/false)
+                  .Masquerade()
+                  .Comment(comment));
   }
-  return nft->Run(b);
+  return b.Commit();
 }
 
 absl::Status DeleteNftRules(const std::function<bool(const NftRule&)>& doomed) {
   absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
   if (!rules.ok()) return rules.status();
-  std::string b;
+  NftBatch b;
   for (const NftRule& r : *rules) {
-    if (r.chain == kChain && doomed(r)) b += NftDeleteRule(r);
+    if (r.chain == kChain && doomed(r)) b.DeleteRule(r);
   }
-  // Nothing of ours: done without loading libnftables (a node may not have it).
-  if (b.empty()) return absl::OkStatus();
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
-  return nft->Run(b);
+  return b.Commit();  // nothing of ours: a no-op
 }
 
 }  // namespace

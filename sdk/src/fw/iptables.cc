@@ -1,11 +1,16 @@
 #include "cni/fw/iptables.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
+#include "cni/fw/nft.h"
 #include "cni/exec.h"
 
 namespace cni::fw {
@@ -88,10 +93,30 @@ bool IptablesAvailable(bool ipv6) {
   return !FindTool(Prog(ipv6, true)).empty() && !FindTool(Prog(ipv6, false)).empty();
 }
 
+namespace {
+
+// Whether `tool` is iptables-nft (Debian's default since 10): it keeps its
+// tables as nf_tables tables of the same name ("ip nat", "ip6 nat"), which a
+// netlink dump reads without starting a program.
+bool IsNftVariant(const std::string& tool) {
+  char real[PATH_MAX];
+  if (realpath(tool.c_str(), real) == nullptr) return false;
+  absl::string_view name(real);
+  name = name.substr(name.rfind('/') + 1);
+  return absl::StartsWith(name, "xtables-nft") || absl::EndsWith(name, "tables-nft");
+}
+
+}  // namespace
+
 absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain) {
   const char* prog = ipv6 ? "ip6tables" : "iptables";
   std::string tool = FindTool(prog);
   if (tool.empty()) return ToolMissing(prog);
+  if (IsNftVariant(tool)) {
+    absl::StatusOr<std::vector<std::string>> chains = Nft::ListChains(ipv6 ? "ip6" : "ip", table);
+    if (chains.ok()) return std::find(chains->begin(), chains->end(), chain) != chains->end();
+    // A failed dump: ask iptables itself.
+  }
   absl::StatusOr<CommandResult> r =
       RunCommand({tool, "--wait", "-t", std::string(table), "-S", std::string(chain)},
                  {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",

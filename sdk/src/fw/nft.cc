@@ -3,8 +3,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fw/nft_batch.h"
 #include "libnftables.h"
-#include "nft_dump.h"
 
 namespace cni::fw {
 
@@ -42,6 +42,14 @@ absl::Status Nft::Run(absl::string_view batch) {
   return absl::OkStatus();
 }
 
+absl::Status Nft::Apply(const NftBatch& batch) {
+  if (!batch.HasText()) return batch.Commit();
+  // User-written nft text: only libnftables can compile it.
+  absl::StatusOr<Nft> nft = Open();
+  if (!nft.ok()) return nft.status();
+  return nft->Run(batch.ToText());
+}
+
 absl::StatusOr<Json> Nft::ListJson(absl::string_view command) {
   Lib().ctx_output_set_flags(ctx_.get(), NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_HANDLE);
   std::string buf(command);
@@ -56,20 +64,6 @@ absl::StatusOr<Json> Nft::ListJson(absl::string_view command) {
     return st;
   }
   return ParseJson(out);
-}
-
-absl::StatusOr<std::vector<NftRule>> Nft::ListRules(absl::string_view family, absl::string_view table) {
-  return internal::DumpRules(family, table);
-}
-
-absl::StatusOr<std::vector<std::string>> Nft::ListChains(absl::string_view family, absl::string_view table) {
-  return internal::DumpChains(family, table);
-}
-
-std::string NftQuote(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
-
-std::string NftDeleteRule(const NftRule& rule) {
-  return absl::StrCat("delete rule ", rule.family, " ", rule.table, " ", rule.chain, " handle ", rule.handle, "\n");
 }
 
 }  // namespace cni::fw

@@ -21,6 +21,10 @@
 
 namespace cni::fw::internal {
 
+// NFPROTO_* of a family name ("ip", "ip6", "inet", "bridge", "arp",
+// "netdev"); code 999 for any other.
+absl::StatusOr<uint8_t> FamilyNumber(absl::string_view family);
+
 // The rules of table `family` `table` (every chain), in the kernel's order;
 // empty when the table does not exist. Runs in the calling thread's netns.
 absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table);

@@ -3,12 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/nft_batch.h"
 #include "cni/fw/validate.h"
 
 namespace cni::fw {
 namespace {
 
-constexpr const char* kTable = "bridge nat";
+constexpr const char* kFamily = "bridge";
+constexpr const char* kTable = "nat";
 constexpr const char* kBase = "PREROUTING";
 
 std::string IfaceChain(absl::string_view ref_id) { return absl::StrCat("cni-br-iface-", ref_id); }
@@ -16,14 +18,13 @@ std::string Comment(absl::string_view ref_id) { return absl::StrCat("macspoofchk
 
 // Deletes of the port's rules in the base chain (listed first, so that a
 // repeated setup replaces them instead of adding a second jump).
-absl::StatusOr<std::string> DeleteBaseRules(absl::string_view ref_id) {
-  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("bridge", "nat");
+absl::Status DeleteBaseRules(NftBatch& b, absl::string_view ref_id) {
+  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules(kFamily, kTable);
   if (!rules.ok()) return rules.status();
-  std::string b;
   for (const NftRule& r : *rules) {
-    if (r.chain == kBase && r.comment == Comment(ref_id)) b += NftDeleteRule(r);
+    if (r.chain == kBase && r.comment == Comment(ref_id)) b.DeleteRule(r);
   }
-  return b;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -31,49 +32,43 @@ absl::StatusOr<std::string> DeleteBaseRules(absl::string_view ref_id) {
 absl::Status SetupSpoofCheck(absl::string_view host_iface, absl::string_view mac, absl::string_view ref_id) {
   if (absl::Status st = ValidateIdentifier("spoof-check interface", host_iface); !st.ok()) return st;
   if (absl::Status st = ValidateIdentifier("spoof-check id", ref_id); !st.ok()) return st;
-  if (absl::Status st = ValidateIdentifier("spoof-check MAC", mac); !st.ok()) return st;
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
-  absl::StatusOr<std::string> stale = DeleteBaseRules(ref_id);
-  if (!stale.ok()) return stale.status();
+  absl::StatusOr<net::MacAddress> hw = net::MacAddress::Parse(mac);
+  if (!hw.ok()) return Error(ErrorCode::kInternal, absl::StrCat("spoof-check: bad MAC \"", mac, "\""));
   std::string iface_chain = IfaceChain(ref_id);
   std::string mac_chain = iface_chain + "-mac";
-  std::string comment = NftQuote(Comment(ref_id));
-  std::string b;
+  std::string comment = Comment(ref_id);
+  NftBatch b;
   // Declarations, flushes and rules in one transaction (upstream uses two).
-  absl::StrAppend(&b, "add table ", kTable, "\n");
-  absl::StrAppend(&b, "add chain ", kTable, " ", kBase, " { type filter hook prerouting priority -300 ; policy accept ; }\n");
-  absl::StrAppend(&b, "add chain ", kTable, " ", iface_chain, "\n");
-  absl::StrAppend(&b, "add chain ", kTable, " ", mac_chain, "\n");
-  absl::StrAppend(&b, "flush chain ", kTable, " ", iface_chain, "\n");
-  absl::StrAppend(&b, "flush chain ", kTable, " ", mac_chain, "\n");
-  b += *stale;
-  absl::StrAppend(&b, "add rule ", kTable, " ", kBase, " iifname ", NftQuote(host_iface), " jump ", iface_chain,
-                  " comment ", comment, "\n");
-  absl::StrAppend(&b, "add rule ", kTable, " ", iface_chain, " jump ", mac_chain, " comment ", comment, "\n");
-  absl::StrAppend(&b, "add rule ", kTable, " ", mac_chain, " ether saddr ", mac, " return comment ", comment, "\n");
-  absl::StrAppend(&b, "add rule ", kTable, " ", mac_chain, " drop comment ", comment, "\n");
-  return Annotate(nft->Run(b), "setting up spoof-check");
+  b.AddTable(kFamily, kTable);
+  b.AddChain(kFamily, kTable, kBase, NftHook{"filter", "prerouting", -300});
+  b.AddChain(kFamily, kTable, iface_chain);
+  b.AddChain(kFamily, kTable, mac_chain);
+  b.FlushChain(kFamily, kTable, iface_chain);
+  b.FlushChain(kFamily, kTable, mac_chain);
+  if (absl::Status st = DeleteBaseRules(b, ref_id); !st.ok()) return st;
+  b.AddRule(kFamily, kTable, kBase, NftRuleSpec().InInterface(host_iface).Jump(iface_chain).Comment(comment));
+  b.AddRule(kFamily, kTable, iface_chain, NftRuleSpec().Jump(mac_chain).Comment(comment));
+  b.AddRule(kFamily, kTable, mac_chain, NftRuleSpec().EtherSource(*hw).Return().Comment(comment));
+  b.AddRule(kFamily, kTable, mac_chain, NftRuleSpec().Drop().Comment(comment));
+  return Annotate(b.Commit(), "setting up spoof-check");
 }
 
 absl::Status TeardownSpoofCheck(absl::string_view ref_id) {
   if (absl::Status st = ValidateIdentifier("spoof-check id", ref_id); !st.ok()) return st;
-  absl::StatusOr<std::vector<std::string>> chains = Nft::ListChains("bridge", "nat");
+  absl::StatusOr<std::vector<std::string>> chains = Nft::ListChains(kFamily, kTable);
   if (!chains.ok()) return chains.status();
-  absl::StatusOr<std::string> b = DeleteBaseRules(ref_id);
-  if (!b.ok()) return b.status();
+  NftBatch b;
+  if (absl::Status st = DeleteBaseRules(b, ref_id); !st.ok()) return st;
   std::string iface_chain = IfaceChain(ref_id);
   // The iface chain jumps to the mac chain: delete it first.
   for (const std::string& name : {iface_chain, iface_chain + "-mac"}) {
     for (const std::string& c : *chains) {
-      if (c == name) absl::StrAppend(&*b, "flush chain ", kTable, " ", name, "\ndelete chain ", kTable, " ", name, "\n");
+      if (c != name) continue;
+      b.FlushChain(kFamily, kTable, name);
+      b.DeleteChain(kFamily, kTable, name);
     }
   }
-  // Nothing of ours: done without loading libnftables (a node may not have it).
-  if (b->empty()) return absl::OkStatus();
-  absl::StatusOr<Nft> nft = Nft::Open();
-  if (!nft.ok()) return nft.status();
-  return Annotate(nft->Run(*b), "tearing down spoof-check");
+  return Annotate(b.Commit(), "tearing down spoof-check");  // nothing of ours: a no-op
 }
 
 }  // namespace cni::fw

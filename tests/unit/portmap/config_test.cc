@@ -100,7 +100,9 @@ TEST_CASE("portmap nftables: one batch with upstream's tables, chains and commen
   auto c = Parse(Json::array({M(8080, 80, "tcp"), M(53, 53, "udp", "10.0.0.1")}),
                  {{"backend", "nftables"}, {"conditionsV4", {"ip saddr 10.0.0.0/8"}}});
   REQUIRE(c.ok());
-  std::string b = cni::portmap::nft::ForwardBatch(*c, "ctr", {*c->cont_v4, *c->cont_v6});
+  cni::fw::NftBatch batch;
+  cni::portmap::nft::AppendForward(batch, *c, "ctr", {*c->cont_v4, *c->cont_v6});
+  std::string b = batch.ToText();
   CHECK(absl::StrContains(b, "add table ip cni_hostport"));
   CHECK(absl::StrContains(b, "add table ip6 cni_hostport"));
   CHECK(absl::StrContains(b, "add rule ip cni_hostport prerouting ip saddr 10.0.0.0/8 jump hostports"));

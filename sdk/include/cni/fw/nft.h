@@ -1,6 +1,8 @@
-// nftables through libnftables. Every change is one text batch handed to
-// nft_run_cmd_from_buffer, which the kernel applies as one transaction: all
-// of it or nothing, so a crash never leaves half a rule set.
+// nftables: listing rules and chains (a netlink dump), and libnftables for
+// what only nft's parser can do: text batches with user-written nft syntax
+// (portmap's conditions) and JSON listings. Our own changes are NftBatch
+// (nft_batch.h), written over netlink. Either way one change is one
+// transaction: all of it or nothing, so a crash never leaves half a rule set.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,8 @@
 struct nft_ctx;
 
 namespace cni::fw {
+
+class NftBatch;  // nft_batch.h
 
 // One rule as listed: where it is, its handle (for "delete rule ... handle N")
 // and its comment ("" when none).
@@ -38,6 +42,9 @@ class Nft {
   // Runs `batch` (commands separated by newlines) as one transaction. Errors
   // carry nft's own message.
   absl::Status Run(absl::string_view batch);
+  // Applies `batch`: NftBatch::Commit (netlink) when it can, else, when a
+  // rule holds raw nft text, its ToText() through libnftables (Open + Run).
+  static absl::Status Apply(const NftBatch& batch);
   // Runs a list command with JSON output and returns the parsed document.
   absl::StatusOr<Json> ListJson(absl::string_view command);
   // The rules of table `family` `table`; empty when the table does not exist.
@@ -56,10 +63,5 @@ class Nft {
   explicit Nft(nft_ctx* ctx) : ctx_(ctx) {}
   std::unique_ptr<nft_ctx, Deleter> ctx_;
 };
-
-// `text` as an nft double-quoted string (callers validate it first: no quotes).
-std::string NftQuote(absl::string_view text);
-// "delete rule <family> <table> <chain> handle <n>".
-std::string NftDeleteRule(const NftRule& rule);
 
 }  // namespace cni::fw

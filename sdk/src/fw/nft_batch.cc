@@ -1,0 +1,187 @@
+// NftRuleSpec / NftBatch: building commands and rendering them as nft text.
+// The netlink encoding is in nft_encode.cc, the transaction in nft_commit.cc.
+#include "cni/fw/nft_batch.h"
+
+#include <netinet/in.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nft_commit.h"
+
+namespace cni::fw {
+namespace {
+
+using Kind = NftPiece::Kind;
+
+std::string Quoted(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
+
+const char* ProtocolName(uint8_t protocol) {
+  switch (protocol) {
+    case IPPROTO_TCP: return "tcp";
+    case IPPROTO_UDP: return "udp";
+    case IPPROTO_SCTP: return "sctp";
+    default: return "unknown-protocol";
+  }
+}
+
+// A host prefix reads as the bare address, as nft prints it.
+std::string PrefixText(const net::IpPrefix& p) {
+  return p.len() == p.addr().bit_length() ? p.addr().ToString() : p.Network().ToString();
+}
+
+std::string AddressText(const NftPiece& p, const char* field) {
+  return absl::StrCat(p.prefix.is_v4() ? "ip " : "ip6 ", field, p.equal ? " " : " != ", PrefixText(p.prefix));
+}
+
+std::string PieceText(const NftPiece& p) {
+  switch (p.kind) {
+    case Kind::kSourceAddress: return AddressText(p, "saddr");
+    case Kind::kDestAddress: return AddressText(p, "daddr");
+    case Kind::kDestPort: return absl::StrCat(ProtocolName(p.protocol), " dport ", p.port);
+    case Kind::kDestIsLocal: return "fib daddr type local";
+    case Kind::kInInterface: return absl::StrCat("iifname ", Quoted(p.text));
+    case Kind::kEtherSource: return absl::StrCat("ether saddr ", p.mac.ToString());
+    case Kind::kText: return p.text;
+    case Kind::kJump: return absl::StrCat("jump ", p.text);
+    case Kind::kGoto: return absl::StrCat("goto ", p.text);
+    case Kind::kReturn: return "return";
+    case Kind::kDrop: return "drop";
+    case Kind::kMasquerade: return "masquerade";
+    case Kind::kDnat:
+      return p.address.is_v4() ? absl::StrCat("dnat to ", p.address.ToString(), ":", p.port)
+                               : absl::StrCat("dnat to [", p.address.ToString(), "]:", p.port);
+    case Kind::kComment: return absl::StrCat("comment ", Quoted(p.text));
+  }
+  return "";
+}
+
+uint8_t ProtocolNumber(absl::string_view name) {
+  if (name == "tcp") return IPPROTO_TCP;
+  if (name == "udp") return IPPROTO_UDP;
+  if (name == "sctp") return IPPROTO_SCTP;
+  return 0;  // Commit rejects it
+}
+
+}  // namespace
+
+NftRuleSpec& NftRuleSpec::Add(NftPiece piece) {
+  pieces_.push_back(std::move(piece));
+  return *this;
+}
+
+NftRuleSpec& NftRuleSpec::SourceAddress(const net::IpPrefix& prefix, bool equal) {
+  return Add({.kind = Kind::kSourceAddress, .prefix = prefix, .equal = equal});
+}
+NftRuleSpec& NftRuleSpec::DestAddress(const net::IpPrefix& prefix, bool equal) {
+  return Add({.kind = Kind::kDestAddress, .prefix = prefix, .equal = equal});
+}
+NftRuleSpec& NftRuleSpec::DestPort(absl::string_view protocol, uint16_t port) {
+  return Add({.kind = Kind::kDestPort, .port = port, .protocol = ProtocolNumber(protocol)});
+}
+NftRuleSpec& NftRuleSpec::DestIsLocal() { return Add({.kind = Kind::kDestIsLocal}); }
+NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name) {
+  return Add({.kind = Kind::kInInterface, .text = std::string(name)});
+}
+NftRuleSpec& NftRuleSpec::EtherSource(const net::MacAddress& mac) {
+  return Add({.kind = Kind::kEtherSource, .mac = mac});
+}
+NftRuleSpec& NftRuleSpec::Text(absl::string_view nft_text) {
+  return Add({.kind = Kind::kText, .text = std::string(nft_text)});
+}
+NftRuleSpec& NftRuleSpec::Jump(absl::string_view chain) { return Add({.kind = Kind::kJump, .text = std::string(chain)}); }
+NftRuleSpec& NftRuleSpec::Goto(absl::string_view chain) { return Add({.kind = Kind::kGoto, .text = std::string(chain)}); }
+NftRuleSpec& NftRuleSpec::Return() { return Add({.kind = Kind::kReturn}); }
+NftRuleSpec& NftRuleSpec::Drop() { return Add({.kind = Kind::kDrop}); }
+NftRuleSpec& NftRuleSpec::Masquerade() { return Add({.kind = Kind::kMasquerade}); }
+NftRuleSpec& NftRuleSpec::Dnat(const net::IpAddress& to, uint16_t port) {
+  return Add({.kind = Kind::kDnat, .address = to, .port = port});
+}
+NftRuleSpec& NftRuleSpec::Comment(absl::string_view comment) {
+  return Add({.kind = Kind::kComment, .text = std::string(comment)});
+}
+
+std::string NftRuleSpec::ToText() const {
+  return absl::StrJoin(pieces_, " ", [](std::string* out, const NftPiece& p) { out->append(PieceText(p)); });
+}
+
+bool NftRuleSpec::HasText() const {
+  for (const NftPiece& p : pieces_) {
+    if (p.kind == Kind::kText) return true;
+  }
+  return false;
+}
+
+std::string NftCommand::ToText() const {
+  std::string where = absl::StrCat(family, " ", table);
+  switch (op) {
+    case Op::kAddTable:
+      return comment.empty() ? absl::StrCat("add table ", where)
+                             : absl::StrCat("add table ", where, " { comment ", Quoted(comment), " ; }");
+    case Op::kAddChain: {
+      std::string spec;
+      if (hook.has_value()) {
+        absl::StrAppend(&spec, "type ", hook->type, " hook ", hook->hook, " priority ", hook->priority, " ; ");
+      }
+      if (!comment.empty()) absl::StrAppend(&spec, "comment ", Quoted(comment), " ; ");
+      return spec.empty() ? absl::StrCat("add chain ", where, " ", chain)
+                          : absl::StrCat("add chain ", where, " ", chain, " { ", spec, "}");
+    }
+    case Op::kFlushChain: return absl::StrCat("flush chain ", where, " ", chain);
+    case Op::kDeleteChain: return absl::StrCat("delete chain ", where, " ", chain);
+    case Op::kAddRule: return absl::StrCat("add rule ", where, " ", chain, " ", rule.ToText());
+    case Op::kDeleteRule: return absl::StrCat("delete rule ", where, " ", chain, " handle ", handle);
+  }
+  return "";
+}
+
+void NftBatch::AddTable(absl::string_view family, absl::string_view table, absl::string_view comment) {
+  commands_.push_back({.op = NftCommand::Op::kAddTable, .family = std::string(family), .table = std::string(table),
+                       .comment = std::string(comment)});
+}
+
+void NftBatch::AddChain(absl::string_view family, absl::string_view table, absl::string_view chain,
+                        std::optional<NftHook> hook, absl::string_view comment) {
+  commands_.push_back({.op = NftCommand::Op::kAddChain, .family = std::string(family), .table = std::string(table),
+                       .chain = std::string(chain), .comment = std::string(comment), .hook = std::move(hook)});
+}
+
+void NftBatch::FlushChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
+  commands_.push_back({.op = NftCommand::Op::kFlushChain, .family = std::string(family),
+                       .table = std::string(table), .chain = std::string(chain)});
+}
+
+void NftBatch::DeleteChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
+  commands_.push_back({.op = NftCommand::Op::kDeleteChain, .family = std::string(family),
+                       .table = std::string(table), .chain = std::string(chain)});
+}
+
+void NftBatch::AddRule(absl::string_view family, absl::string_view table, absl::string_view chain,
+                       NftRuleSpec rule) {
+  commands_.push_back({.op = NftCommand::Op::kAddRule, .family = std::string(family), .table = std::string(table),
+                       .chain = std::string(chain), .rule = std::move(rule)});
+}
+
+void NftBatch::DeleteRule(const NftRule& rule) {
+  commands_.push_back({.op = NftCommand::Op::kDeleteRule, .family = rule.family, .table = rule.table,
+                       .chain = rule.chain, .handle = rule.handle});
+}
+
+std::string NftBatch::ToText() const {
+  std::string out;
+  for (const NftCommand& c : commands_) absl::StrAppend(&out, c.ToText(), "\n");
+  return out;
+}
+
+bool NftBatch::HasText() const {
+  for (const NftCommand& c : commands_) {
+    if (c.op == NftCommand::Op::kAddRule && c.rule.HasText()) return true;
+  }
+  return false;
+}
+
+absl::Status NftBatch::Commit() const {
+  if (commands_.empty()) return absl::OkStatus();
+  return internal::CommitOverNetlink(commands_);
+}
+
+}  // namespace cni::fw

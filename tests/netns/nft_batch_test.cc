@@ -1,0 +1,238 @@
+// NftBatch against the kernel: every kind of piece, committed over netlink,
+// lists in nft exactly as the same batch's text run through libnftables; and
+// nft's listing reads as the text we meant (so both are not wrong alike).
+// Transactions are atomic, failures name the command, big batches fit.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cni/fw/nft.h"
+#include "cni/fw/nft_batch.h"
+#include "cni/json.h"
+#include "support/netns_fixture.h"
+#include "support/netns_tools.h"
+
+using namespace cni::test;
+using cni::fw::NftBatch;
+using cni::fw::NftHook;
+using cni::fw::NftRuleSpec;
+
+namespace {
+
+cni::net::IpPrefix P(const std::string& text) { return *cni::net::IpPrefix::Parse(text); }
+cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Parse(text); }
+
+// Every piece NftRuleSpec has, in each family our plugins use, with prefixes
+// that are hosts, byte-aligned, not byte-aligned and /0.
+NftBatch EveryKind() {
+  NftBatch b;
+  b.AddTable("ip", "t", "CNI portmap plugin");
+  b.AddChain("ip", "t", "hostports");
+  b.AddChain("ip", "t", "pre", NftHook{"nat", "prerouting", -100});
+  b.AddChain("ip", "t", "post", NftHook{"nat", "postrouting", 100}, "a base chain's comment");
+  b.AddRule("ip", "t", "pre", NftRuleSpec().Jump("hostports"));
+  b.AddRule("ip", "t", "pre", NftRuleSpec().DestIsLocal().Jump("hostports"));
+  for (const char* proto : {"tcp", "udp", "sctp"}) {
+    b.AddRule("ip", "t", "hostports",
+              NftRuleSpec().DestPort(proto, 8080).Dnat(A("10.99.0.2"), 80).Comment("ctr-1"));
+  }
+  b.AddRule("ip", "t", "hostports",
+            NftRuleSpec().DestAddress(P("1.2.3.4/32")).DestPort("tcp", 1).Dnat(A("10.99.0.2"), 65535).Comment("c"));
+  b.AddRule("ip", "t", "post",
+            NftRuleSpec().SourceAddress(P("127.0.0.1/32")).DestAddress(P("10.99.0.2/32")).Masquerade().Comment("c"));
+  b.AddTable("ip6", "t");
+  b.AddChain("ip6", "t", "hostports");
+  b.AddRule("ip6", "t", "hostports",
+            NftRuleSpec().DestAddress(P("2001:db8::1/128")).DestPort("tcp", 8080).Dnat(A("2001:db8::2"), 80));
+  b.AddTable("inet", "m", "a table's comment");
+  b.AddChain("inet", "m", "checks", std::nullopt, "a chain's comment");
+  b.AddChain("inet", "m", "post", NftHook{"nat", "postrouting", 100});
+  b.AddRule("inet", "m", "post", NftRuleSpec().DestAddress(P("224.0.0.0/4")).Return());
+  b.AddRule("inet", "m", "post", NftRuleSpec().DestAddress(P("ff00::/8")).Return());
+  b.AddRule("inet", "m", "post", NftRuleSpec().Goto("checks"));
+  b.AddRule("inet", "m", "checks",
+            NftRuleSpec().SourceAddress(P("10.1.0.2/32")).DestAddress(P("10.1.0.0/16"), false).Masquerade().Comment(
+                "abc, net: x"));
+  b.AddRule("inet", "m", "checks",
+            NftRuleSpec().SourceAddress(P("10.1.16.5/32")).DestAddress(P("10.1.16.0/20"), false).Masquerade());
+  b.AddRule("inet", "m", "checks",
+            NftRuleSpec().SourceAddress(P("2001:db8::2/128")).DestAddress(P("2001:db8::/64"), false).Masquerade());
+  b.AddRule("inet", "m", "checks",
+            NftRuleSpec().SourceAddress(P("2001:db8:0:10::5/128")).DestAddress(P("2001:db8:0:10::/60"), false)
+                .Masquerade());
+  b.AddRule("inet", "m", "checks", NftRuleSpec().DestAddress(P("0.0.0.0/0")).DestPort("udp", 53).Drop());
+  b.AddTable("bridge", "nat");
+  b.AddChain("bridge", "nat", "PREROUTING", NftHook{"filter", "prerouting", -300});
+  b.AddChain("bridge", "nat", "iface");
+  b.AddRule("bridge", "nat", "PREROUTING", NftRuleSpec().InInterface("veth1234").Jump("iface").Comment("m"));
+  b.AddRule("bridge", "nat", "iface",
+            NftRuleSpec().EtherSource(*cni::net::MacAddress::Parse("0a:0b:0c:0d:0e:0f")).Return().Comment("m"));
+  b.AddRule("bridge", "nat", "iface", NftRuleSpec().Drop().Comment("m"));
+  return b;
+}
+
+// A batch that starts with "add table ip t" and "add chain ip t a".
+NftBatch WithTableT() {
+  NftBatch b;
+  b.AddTable("ip", "t");
+  b.AddChain("ip", "t", "a");
+  return b;
+}
+
+// libnftables' JSON listing of the ruleset without handles (the two ways of
+// making it run at different times, so table handles differ).
+cni::Json RulesetWithoutHandles(cni::fw::Nft& nft) {
+  absl::StatusOr<cni::Json> doc = nft.ListJson("list ruleset");
+  REQUIRE(doc.ok());
+  cni::Json items = cni::Json::array();
+  for (cni::Json item : (*doc)["nftables"]) {
+    if (item.contains("metainfo")) continue;
+    for (auto& [kind, obj] : item.items()) obj.erase("handle");
+    items.push_back(item);
+  }
+  return items;
+}
+
+}  // namespace
+
+TEST_CASE("NftBatch: committed over netlink, nft lists it as the same text through libnftables", "[netns][fw]") {
+  NetnsFixture fx;
+  absl::StatusOr<cni::fw::Nft> nft = cni::fw::Nft::Open();
+  REQUIRE(nft.ok());
+  NftBatch batch = EveryKind();
+
+  absl::Status over_netlink = batch.Commit();
+  INFO(over_netlink.message());
+  REQUIRE(over_netlink.ok());
+  cni::Json ours = RulesetWithoutHandles(*nft);
+  std::string listing = MustExec(fx, "", {"nft", "list", "ruleset"});
+  REQUIRE(nft->Run("flush ruleset").ok());
+
+  absl::Status text = nft->Run(batch.ToText());
+  INFO(batch.ToText() << text.message());
+  REQUIRE(text.ok());
+  cni::Json theirs = RulesetWithoutHandles(*nft);
+  CHECK(ours.dump(1) == theirs.dump(1));
+  REQUIRE(nft->Run("flush ruleset").ok());
+
+  // And nft reads our bytes as the rules we meant.
+  INFO(listing);
+  for (const char* rule : {
+           "fib daddr type local jump hostports",
+           "tcp dport 8080 dnat to 10.99.0.2:80 comment \"ctr-1\"",
+           "sctp dport 8080 dnat to 10.99.0.2:80 comment \"ctr-1\"",
+           "ip daddr 1.2.3.4 tcp dport 1 dnat to 10.99.0.2:65535 comment \"c\"",
+           "ip saddr 127.0.0.1 ip daddr 10.99.0.2 masquerade comment \"c\"",
+           "ip6 daddr 2001:db8::1 tcp dport 8080 dnat to [2001:db8::2]:80",
+           "ip daddr 224.0.0.0/4 return",
+           "ip6 daddr ff00::/8 return",
+           "goto checks",
+           "ip saddr 10.1.0.2 ip daddr != 10.1.0.0/16 masquerade comment \"abc, net: x\"",
+           "ip saddr 10.1.16.5 ip daddr != 10.1.16.0/20 masquerade",
+           "ip6 saddr 2001:db8::2 ip6 daddr != 2001:db8::/64 masquerade",
+           "ip6 saddr 2001:db8:0:10::5 ip6 daddr != 2001:db8:0:10::/60 masquerade",
+           "iifname \"veth1234\" jump iface comment \"m\"",
+           "ether saddr 0a:0b:0c:0d:0e:0f return comment \"m\"",
+           "drop comment \"m\"",
+           "comment \"a table's comment\"",
+           "type nat hook prerouting priority dstnat; policy accept;",
+           "type filter hook prerouting priority dstnat; policy accept;",  // bridge: -300
+       }) {
+    CHECK(absl::StrContains(listing, rule));
+  }
+}
+
+TEST_CASE("NftBatch: flush, delete by handle and delete chain", "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch make = WithTableT();
+  make.AddChain("ip", "t", "b");
+  make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 1).Drop().Comment("one"));
+  make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 2).Drop().Comment("two"));
+  make.AddRule("ip", "t", "b", NftRuleSpec().DestPort("tcp", 3).Drop().Comment("three"));
+  REQUIRE(make.Commit().ok());
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::Nft::ListRules("ip", "t");
+  REQUIRE(rules.ok());
+  REQUIRE(rules->size() == 3);
+
+  NftBatch change;
+  change.DeleteRule((*rules)[0]);  // "one"
+  change.FlushChain("ip", "t", "b");
+  change.DeleteChain("ip", "t", "b");
+  absl::Status st = change.Commit();
+  INFO(st.message());
+  REQUIRE(st.ok());
+  rules = cni::fw::Nft::ListRules("ip", "t");
+  REQUIRE(rules.ok());
+  REQUIRE(rules->size() == 1);
+  CHECK((*rules)[0].comment == "two");
+  CHECK(*cni::fw::Nft::ListChains("ip", "t") == std::vector<std::string>{"a"});
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+}
+
+TEST_CASE("NftBatch: a failing command fails the whole transaction and is named", "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch b = WithTableT();
+  b.AddRule("ip", "t", "a", NftRuleSpec().Drop());
+  b.AddRule("ip", "t", "missing", NftRuleSpec().DestPort("tcp", 9).Drop());
+  absl::Status st = b.Commit();
+  REQUIRE_FALSE(st.ok());
+  CHECK(absl::StrContains(st.message(), "add rule ip t missing tcp dport 9 drop"));
+  CHECK(absl::StrContains(st.message(), "No such file or directory"));
+  // Nothing of it was applied: not even the table that came first.
+  CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
+
+  // What nft refuses, we refuse before sending anything.
+  NftBatch bad = WithTableT();
+  bad.AddRule("ip", "t", "a", NftRuleSpec().Drop().Comment(std::string(129, 'x')));
+  st = bad.Commit();
+  CHECK(absl::StrContains(st.message(), "comment longer than 128 bytes"));
+  NftBatch wrong_family = WithTableT();
+  wrong_family.AddRule("ip", "t", "a", NftRuleSpec().SourceAddress(P("2001:db8::1/128")).Drop());
+  CHECK(absl::StrContains(wrong_family.Commit().message(), "address match of another family"));
+  NftBatch no_family;
+  no_family.AddTable("ipx", "t");
+  CHECK(absl::StrContains(no_family.Commit().message(), "unknown family"));
+  CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
+}
+
+TEST_CASE("NftBatch: a rule with raw nft text goes through libnftables (Nft::Apply), in the same transaction",
+          "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch b = WithTableT();
+  b.AddRule("ip", "t", "a", NftRuleSpec().Text("ip saddr != 192.0.2.0/24").DestPort("tcp", 7).Drop().Comment("x"));
+  CHECK(b.HasText());
+  // Commit cannot encode it, and says so before sending anything.
+  absl::Status netlink_only = b.Commit();
+  CHECK(absl::StrContains(netlink_only.message(), "raw nft text cannot be encoded"));
+  CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
+  absl::Status st = cni::fw::Nft::Apply(b);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  CHECK(absl::StrContains(MustExec(fx, "", {"nft", "list", "table", "ip", "t"}),
+                          "ip saddr != 192.0.2.0/24 tcp dport 7 drop comment \"x\""));
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+}
+
+TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch make = WithTableT();
+  for (int i = 0; i < 5000; ++i) {
+    make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 10000 + i).Dnat(A("10.0.0.2"), 80).Comment(
+                                     absl::StrCat("container-", i)));
+  }
+  absl::Status st = make.Commit();
+  INFO(st.message());
+  REQUIRE(st.ok());
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::Nft::ListRules("ip", "t");
+  REQUIRE(rules.ok());
+  REQUIRE(rules->size() == 5000);
+  CHECK(rules->back().comment == "container-4999");
+  NftBatch remove;
+  for (const cni::fw::NftRule& r : *rules) remove.DeleteRule(r);
+  REQUIRE(remove.Commit().ok());
+  CHECK(cni::fw::Nft::ListRules("ip", "t")->empty());
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+}
