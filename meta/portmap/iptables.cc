@@ -160,7 +160,8 @@ absl::Status Unforward(const std::string& network, const std::string& id, bool p
   absl::Status st[2];
   auto one = [&](bool v6) {
     if (!fw::IptablesAvailable(v6)) return;
-    if (probe_first) {
+    // With iptables-nft the probe costs no program run: always ask first.
+    if (probe_first || fw::IptablesIsNft(v6)) {
       // No DN- chain: nothing of this container's (upstream's old SN- chain
       // always came with a DN- chain). A failed probe falls through to the
       // full read.

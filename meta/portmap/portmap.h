@@ -43,7 +43,8 @@ namespace ipt {
 absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix& addr);
 // `probe_first`: ask whether the container's chain exists before reading the
 // whole nat table (which costs ~30 ms at 1,000 mappings); worth it when the
-// rules are most likely elsewhere (the nftables backend).
+// rules are most likely elsewhere (the nftables backend). With iptables-nft
+// the probe is a netlink dump and is always made.
 absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first = false);
 absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr);
 absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids);

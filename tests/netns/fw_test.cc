@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
+
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
 #include "cni/json.h"
@@ -106,6 +108,9 @@ TEST_CASE("iptables: IptablesHasChain tells an existing chain from a missing one
   cni::test::NetnsFixture fx;
   for (bool v6 : {false, true}) {
     INFO((v6 ? "ip6tables" : "iptables"));
+    // iptables-nft says so in its version line.
+    bool nft_variant = absl::StrContains(fx.Exec("", {v6 ? "ip6tables" : "iptables", "--version"}).out, "nf_tables");
+    CHECK(cni::fw::IptablesIsNft(v6) == nft_variant);
     auto iptables_says = [&](const std::string& chain) {
       return fx.Exec("", {v6 ? "ip6tables" : "iptables", "-t", "nat", "-S", chain}).exit_code == 0;
     };

@@ -108,6 +108,11 @@ bool IsNftVariant(const std::string& tool) {
 
 }  // namespace
 
+bool IptablesIsNft(bool ipv6) {
+  std::string tool = FindTool(ipv6 ? "ip6tables" : "iptables");
+  return !tool.empty() && IsNftVariant(tool);
+}
+
 absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain) {
   const char* prog = ipv6 ? "ip6tables" : "iptables";
   std::string tool = FindTool(prog);

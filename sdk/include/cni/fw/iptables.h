@@ -32,6 +32,11 @@ IptTable ParseIptablesSave(absl::string_view text, absl::string_view table);
 // True when (ip6)iptables-restore and -save are installed.
 bool IptablesAvailable(bool ipv6);
 
+// Whether (ip6)iptables is iptables-nft, whose tables are nf_tables tables:
+// then IptablesHasChain is a netlink dump (no program started), cheap enough
+// to ask before every full save.
+bool IptablesIsNft(bool ipv6);
+
 // Whether chain `chain` exists in `table`. With iptables-nft, read from the
 // kernel's nf_tables chain list (a netlink dump, well under 1 ms); otherwise
 // asked with one `(ip6)iptables -S <chain>` (a few ms whatever the table's
