@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/net/netlink.h"
 #include "nft_encode.h"
 
 namespace cni::fw::internal {
@@ -41,24 +42,13 @@ void AppendFrame(std::string& buf, uint16_t type, uint32_t seq) {
   buf += msg;
 }
 
-// The kernel's text for a failure: its extended-ack message when it gave
-// one, else strerror.
+// The kernel's text for a failure: strerror, plus its extended-ack message
+// when it gave one.
 std::string Reason(const nlmsghdr* h) {
   const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
+  std::string extack = net::ExtackMessage(err);
   std::string reason = strerror(-err->error);
-  if ((h->nlmsg_flags & NLM_F_ACK_TLVS) == 0) return reason;
-  // With NETLINK_CAP_ACK the request is not echoed: TLVs follow the header.
-  size_t off = NLMSG_HDRLEN + sizeof(nlmsgerr);
-  while (off + sizeof(nlattr) <= h->nlmsg_len) {
-    const auto* a = reinterpret_cast<const nlattr*>(reinterpret_cast<const char*>(h) + off);
-    if (a->nla_len < sizeof(nlattr) || off + a->nla_len > h->nlmsg_len) break;
-    if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
-      const char* s = reinterpret_cast<const char*>(a) + NLA_HDRLEN;
-      return absl::StrCat(reason, " (", std::string(s, strnlen(s, a->nla_len - NLA_HDRLEN)), ")");
-    }
-    off += NLA_ALIGN(a->nla_len);
-  }
-  return reason;
+  return extack.empty() ? reason : absl::StrCat(reason, " (", extack, ")");
 }
 
 }  // namespace

@@ -71,8 +71,18 @@ struct AckState {
   std::string extack;   // NLMSGERR_ATTR_MSG, if the kernel sent one
 };
 
-// Pulls the extended-ack message out of an error reply. With NETLINK_CAP_ACK the
-// original request is not echoed, so the TLVs follow struct nlmsgerr directly.
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  auto* state = static_cast<AckState*>(arg);
+  state->err = -e->error;
+  state->extack = ExtackMessage(e);
+  return NL_STOP;
+}
+
+int OnAck(nl_msg*, void*) { return NL_STOP; }
+
+}  // namespace
+
 std::string ExtackMessage(const nlmsgerr* e) {
   const auto* hdr = reinterpret_cast<const nlmsghdr*>(
       reinterpret_cast<const char*>(e) - NLMSG_HDRLEN);
@@ -92,17 +102,6 @@ std::string ExtackMessage(const nlmsgerr* e) {
   }
   return {};
 }
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  auto* state = static_cast<AckState*>(arg);
-  state->err = -e->error;
-  state->extack = ExtackMessage(e);
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void*) { return NL_STOP; }
-
-}  // namespace
 
 absl::Status KernelError(int err, absl::string_view what, absl::string_view detail) {
   std::string msg = absl::StrCat(what, ": ", std::strerror(err));

@@ -31,6 +31,7 @@ struct rtnl_nexthop;
 struct rtnl_qdisc;
 struct rtnl_cls;
 struct rtnl_act;
+struct nlmsgerr;
 
 namespace cni::net {
 
@@ -62,6 +63,10 @@ using RtnlNexthopPtr = std::unique_ptr<rtnl_nexthop, NlDeleter>; // a next hop n
 using RtnlQdiscPtr = std::unique_ptr<rtnl_qdisc, NlDeleter>;     // a qdisc object
 using RtnlClsPtr = std::unique_ptr<rtnl_cls, NlDeleter>;         // a classifier (tc filter) object
 using RtnlActPtr = std::unique_ptr<rtnl_act, NlDeleter>;         // a tc action object
+
+// The extended-ack text (NLMSGERR_ATTR_MSG) of a kernel error reply, "" when
+// it has none. Works whether or not the request was echoed (NETLINK_CAP_ACK).
+std::string ExtackMessage(const nlmsgerr* e);
 
 // A status for a kernel errno (positive), `what` naming the operation and the
 // object: `creating veth "veth1a2b3c4d": File exists`. The canonical code tells
