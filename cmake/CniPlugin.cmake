@@ -5,13 +5,13 @@
 #
 # Start-up cost decides the link: a plugin is exec'ed on every pod start and
 # most of a short call is spent loading and relocating shared libraries. So a
-# plugin is a static PIE (no dynamic loader at all), except one that may run
-# user-written nft text through libnftables (USES_LIBNFTABLES: portmap's
-# conditionsV4/V6, through cni::fw::Nft::Apply): libnftables is dlopen'ed,
-# which needs the shared libc, so such a plugin links libc dynamically and
-# everything else (libstdc++, Abseil, libnl) statically. The nftables backend
-# itself (ipMasq, macspoofchk, portmap's rules) writes over netlink and needs
-# neither (cni/fw/nft_batch.h).
+# plugin is a static PIE (no dynamic loader at all), except one that uses
+# libnftables (USES_LIBNFTABLES: it calls cni::fw::Nft::Open, Run or
+# ListJson): libnftables is dlopen'ed, which needs the shared libc, so such a
+# plugin links libc dynamically and everything else (libstdc++, Abseil,
+# libnl) statically. None of ours does: the nftables backend (ipMasq,
+# macspoofchk, portmap) writes over netlink (cni/fw/nft_batch.h), and
+# user-written nft text (portmap's conditions) goes through the nft program.
 #
 # The static link prints glibc's warnings that getaddrinfo, getprotobyname and
 # getprotobynumber "require at runtime the shared libraries": libnl's addr.o

@@ -1,12 +1,16 @@
 // nftables backend: tables ip/ip6 cni_hostport as upstream's knftables code
 // builds them. Every rule of a container carries its ID as the comment, which
 // is how DEL/GC find them (and how upstream's DEL finds ours).
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"  // RetryOnConflict
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
+#include "rule_record.h"
 #include "portmap.h"
 
 namespace cni::portmap::nft {
@@ -31,7 +35,7 @@ absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id)
 }
 
 // The conditions (user-written nft text) that gate the hook chains' jumps;
-// with them, the batch runs through libnftables.
+// with them, the batch runs through the nft program.
 fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
   fw::NftRuleSpec rule;
   if (!conditions.empty()) rule.Text(absl::StrJoin(conditions, " "));
@@ -84,38 +88,113 @@ void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, cons
 }
 
 namespace {
-// One attempt; a rule handle deleted concurrently since the listing fails the
-// transaction, and the retry lists again.
-absl::Status ForwardOnce(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  // Stale rules of this container (a repeated ADD) go in the same transaction.
-  fw::NftBatch b;
+
+// Every rule of `id` in both families' tables, by listing the tables.
+absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(const std::string& id) {
+  std::vector<fw::NftRule> mine;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> stale = RulesOf(v6, id);
-    if (!stale.ok()) return stale.status();
-    for (const fw::NftRule& r : *stale) b.DeleteRule(r);
+    absl::StatusOr<std::vector<fw::NftRule>> rules = RulesOf(v6, id);
+    if (!rules.ok()) return rules.status();
+    mine.insert(mine.end(), rules->begin(), rules->end());
   }
-  AppendForward(b, c, id, addrs);
-  return fw::Nft::Apply(b);  // libnftables only for user-written conditions
+  return mine;
 }
 
-absl::Status UnforwardOnce(const std::string& id) {
-  fw::NftBatch b;
-  for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(v6, id);
-    if (!mine.ok()) return mine.status();
-    for (const fw::NftRule& r : *mine) b.DeleteRule(r);
+// Whether `record` can be trusted: every table it names still has the
+// handle it had when the rules were made.
+bool Trusted(const Record& record) {
+  for (const auto& [family, handle] : record.tables) {
+    absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, kTable);
+    if (!now.ok() || *now != handle) return false;
   }
-  return b.Commit();  // nothing of ours (e.g. the iptables backend made the rules): no-op
+  return true;
+}
+
+// Records the container's rules among those a commit just added (not the
+// hook chains' jumps, which every ADD makes again), with the handles of the
+// tables they went into.
+void Remember(const RecordStore& store, const std::string& id, const std::vector<fw::NftRule>& added) {
+  Record record;
+  for (const fw::NftRule& r : added) {
+    if (r.comment != id) continue;
+    if (record.tables.count(r.family) == 0) {
+      absl::StatusOr<std::optional<uint64_t>> handle = fw::Nft::TableHandle(r.family, kTable);
+      if (!handle.ok() || !handle->has_value()) return store.Remove(id);
+      record.tables[r.family] = **handle;
+    }
+    record.rules.push_back(r);
+  }
+  store.Save(id, record);
+}
+
+// One attempt. The first trusts the container's record (or, with none, that
+// it has no rules yet: the spec forbids a second ADD without a DEL between,
+// and upstream never looks); a retry lists the tables, since the failure may
+// have been a recorded rule deleted by someone else, or a commit whose echo
+// was lost.
+absl::Status ForwardOnce(const RecordStore& store, const Config& c, const std::string& id,
+                         const std::vector<net::IpPrefix>& addrs, bool first_attempt) {
+  std::optional<std::vector<fw::NftRule>> stale;  // nullopt: unknown, list them
+  if (first_attempt && store.enabled()) {
+    std::optional<Record> record = store.Load(id);
+    if (!record.has_value()) stale.emplace();  // no record: nothing of ours
+    else if (Trusted(*record)) stale = std::move(record->rules);
+  }
+  if (!stale.has_value()) {
+    absl::StatusOr<std::vector<fw::NftRule>> listed = ListedRulesOf(id);
+    if (!listed.ok()) return listed.status();
+    stale = std::move(*listed);
+  }
+  // Stale rules of this container (a repeated ADD) go in the same transaction.
+  fw::NftBatch b;
+  for (const fw::NftRule& r : *stale) b.DeleteRule(r);
+  AppendForward(b, c, id, addrs);
+  if (b.HasText()) {
+    // User-written conditions: the nft program, which does not tell us the
+    // new handles. Without a record, DEL lists.
+    store.Remove(id);
+    return fw::Nft::Apply(b);
+  }
+  std::vector<fw::NftRule> added;
+  if (absl::Status st = b.Commit(&added); !st.ok()) return st;
+  Remember(store, id, added);
+  return absl::OkStatus();
+}
+
+absl::Status UnforwardOnce(const RecordStore& store, const std::string& id, bool first_attempt) {
+  std::optional<Record> record = first_attempt ? store.Load(id) : std::nullopt;
+  if (record.has_value() && Trusted(*record)) {
+    fw::NftBatch b;
+    for (const fw::NftRule& r : record->rules) b.DeleteRule(r);
+    if (b.Commit().ok()) {
+      store.Remove(id);
+      return absl::OkStatus();
+    }
+    // A recorded rule is gone already (deleted by someone else): list.
+  }
+  absl::StatusOr<std::vector<fw::NftRule>> mine = ListedRulesOf(id);
+  if (!mine.ok()) return mine.status();
+  fw::NftBatch b;
+  for (const fw::NftRule& r : *mine) b.DeleteRule(r);
+  // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
+  if (absl::Status st = b.Commit(); !st.ok()) return st;
+  store.Remove(id);
+  return absl::OkStatus();
 }
 }  // namespace
 
 absl::Status Forward(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(c, id, addrs); }),
+  RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
+  bool first = true;
+  return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(store, c, id, addrs, std::exchange(first, false)); }),
                   "unable to set up nftables rules for port mappings");
 }
 
 absl::Status Unforward(const std::string& id) {
-  return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(id); }), "deleting nftables port-mapping rules");
+  RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
+  bool first = true;
+  return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(store, id, std::exchange(first, false)); }),
+                  "deleting nftables port-mapping rules");
 }
 
 absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
@@ -153,7 +232,9 @@ absl::Status Gc(const std::vector<std::string>& valid_ids) {
       if (!valid) b.DeleteRule(r);
     }
   }
-  return Annotate(b.Commit(), "garbage-collecting nftables port-mapping rules");
+  if (absl::Status st = b.Commit(); !st.ok()) return Annotate(st, "garbage-collecting nftables port-mapping rules");
+  RecordStore::ForCurrentNetns(kNftRecordDir).RemoveAllBut(valid_ids);
+  return absl::OkStatus();
 }
 
 }  // namespace cni::portmap::nft

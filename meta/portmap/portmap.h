@@ -44,7 +44,8 @@ absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix
 // `probe_first`: ask whether the container's chain exists before reading the
 // whole nat table (which costs ~30 ms at 1,000 mappings); worth it when the
 // rules are most likely elsewhere (the nftables backend). With iptables-nft
-// the probe is a netlink dump and is always made.
+// the probe is one netlink GET and is always made, and the removal itself is
+// an nf_tables transaction (no iptables-save).
 absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first = false);
 absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr);
 absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids);
@@ -53,6 +54,10 @@ struct DnatRules {
   std::string chain;                              // CNI-DN-<hash>
   std::vector<std::vector<std::string>> entries;  // in CNI-HOSTPORT-DNAT, each "-j chain"
   std::vector<std::vector<std::string>> rules;    // in the chain
+  // `entries` as nf_tables rules encoded as iptables-nft encodes them, for
+  // writing them over netlink; empty when conditions (free iptables
+  // arguments) are part of them.
+  std::vector<fw::NftRuleSpec> entry_rules;
 };
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr);
 }  // namespace ipt

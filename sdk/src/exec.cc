@@ -122,4 +122,12 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   return result;
 }
 
+std::string FindSystemProgram(absl::string_view name) {
+  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
+    std::string path = absl::StrCat(dir, name);
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
 }  // namespace cni

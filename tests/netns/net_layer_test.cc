@@ -106,6 +106,13 @@ TEST_CASE("fixture gives a private host namespace and cleans up", "[netns]") {
     CHECK(r.exit_code == 0);
     CHECK(absl::StrContains(r.out, "lo:"));
     CHECK(fx.Leftovers() == std::vector<std::string>{"netns /run/netns/fixture-check"});
+    // /run is private: plugin state written there is reported, and the
+    // machine never sees it.
+    REQUIRE(mkdir("/run/cni", 0755) == 0);
+    std::ofstream("/run/cni/left") << "x";
+    CHECK(fx.Leftovers() ==
+          std::vector<std::string>{"netns /run/netns/fixture-check", "state file /run/cni/left"});
+    REQUIRE(unlink("/run/cni/left") == 0);
   }
   // The destructor unpinned it.
   struct stat gone {};
@@ -131,6 +138,11 @@ TEST_CASE("Netns::Open checks that the path is a network namespace", "[netns]") 
   }));
   CHECK(same_inside);
   CHECK(Netns::Same(Must(Netns::Current()), here));
+  // Each namespace has its own cookie, the same every time it is asked.
+  uint64_t cookie_here = Must(cni::net::CurrentNetnsCookie());
+  CHECK(Must(cni::net::CurrentNetnsCookie()) == cookie_here);
+  uint64_t cookie_inside = Must(ns.RunFor<uint64_t>([] { return cni::net::CurrentNetnsCookie(); }));
+  CHECK(cookie_inside != cookie_here);
   // Errors from the function come back.
   absl::Status inner = ns.Run([] { return absl::InternalError("boom"); });
   CHECK(inner.message() == "boom");

@@ -2,6 +2,8 @@
 // lists in nft exactly as the same batch's text run through libnftables; and
 // nft's listing reads as the text we meant (so both are not wrong alike).
 // Transactions are atomic, failures name the command, big batches fit.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,8 @@ NftBatch EveryKind() {
             NftRuleSpec().DestAddress(P("1.2.3.4/32")).DestPort("tcp", 1).Dnat(A("10.99.0.2"), 65535).Comment("c"));
   b.AddRule("ip", "t", "post",
             NftRuleSpec().SourceAddress(P("127.0.0.1/32")).DestAddress(P("10.99.0.2/32")).Masquerade().Comment("c"));
+  // iptables-nft's shape of "-p udp -j chain", put at the top.
+  b.InsertRule("ip", "t", "pre", NftRuleSpec().L4Proto("udp").Counter().Jump("hostports"));
   b.AddTable("ip6", "t");
   b.AddChain("ip6", "t", "hostports");
   b.AddRule("ip6", "t", "hostports",
@@ -122,6 +126,7 @@ TEST_CASE("NftBatch: committed over netlink, nft lists it as the same text throu
   INFO(listing);
   for (const char* rule : {
            "fib daddr type local jump hostports",
+           "meta l4proto udp counter packets 0 bytes 0 jump hostports",
            "tcp dport 8080 dnat to 10.99.0.2:80 comment \"ctr-1\"",
            "sctp dport 8080 dnat to 10.99.0.2:80 comment \"ctr-1\"",
            "ip daddr 1.2.3.4 tcp dport 1 dnat to 10.99.0.2:65535 comment \"c\"",
@@ -198,7 +203,7 @@ TEST_CASE("NftBatch: a failing command fails the whole transaction and is named"
   CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
 }
 
-TEST_CASE("NftBatch: a rule with raw nft text goes through libnftables (Nft::Apply), in the same transaction",
+TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (Nft::Apply), in the same transaction",
           "[netns][fw]") {
   NetnsFixture fx;
   NftBatch b = WithTableT();
@@ -214,6 +219,13 @@ TEST_CASE("NftBatch: a rule with raw nft text goes through libnftables (Nft::App
   CHECK(absl::StrContains(MustExec(fx, "", {"nft", "list", "table", "ip", "t"}),
                           "ip saddr != 192.0.2.0/24 tcp dport 7 drop comment \"x\""));
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+  // Text nft rejects: its message, and nothing of the batch applied.
+  NftBatch bad = WithTableT();
+  bad.AddRule("ip", "t", "a", NftRuleSpec().Text("ip saddr nonsense").Drop());
+  absl::Status refused = cni::fw::Nft::Apply(bad);
+  CHECK(absl::StrContains(refused.message(), "nftables transaction failed"));
+  CHECK(absl::StrContains(refused.message(), "nonsense"));
+  CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
 }
 
 TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
@@ -223,16 +235,112 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
     make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 10000 + i).Dnat(A("10.0.0.2"), 80).Comment(
                                      absl::StrCat("container-", i)));
   }
-  absl::Status st = make.Commit();
+  // Echoed too: 5,000 echoes need a receive buffer several times the default.
+  std::vector<cni::fw::NftRule> added;
+  absl::Status st = make.Commit(&added);
   INFO(st.message());
   REQUIRE(st.ok());
   absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::Nft::ListRules("ip", "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 5000);
   CHECK(rules->back().comment == "container-4999");
+  REQUIRE(added.size() == 5000);
+  CHECK(added.back().handle == rules->back().handle);
+  CHECK(added.back().comment == "container-4999");
   NftBatch remove;
   for (const cni::fw::NftRule& r : *rules) remove.DeleteRule(r);
   REQUIRE(remove.Commit().ok());
   CHECK(cni::fw::Nft::ListRules("ip", "t")->empty());
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+}
+
+namespace {
+// Rules compare equal when every listed field does.
+bool SameRule(const cni::fw::NftRule& a, const cni::fw::NftRule& b) {
+  return a.family == b.family && a.table == b.table && a.chain == b.chain && a.handle == b.handle &&
+         a.comment == b.comment && a.jump == b.jump;
+}
+}  // namespace
+
+TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kernel gave them", "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch b = WithTableT();
+  b.AddTable("ip6", "t");
+  b.AddChain("ip6", "t", "z");
+  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 1).Drop().Comment("one"));
+  b.AddRule("ip6", "t", "z", NftRuleSpec().DestPort("udp", 2).Drop().Comment("two"));
+  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 3).Drop());
+  b.AddChain("ip", "t", "b");
+  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 4).Jump("b"));
+  b.AddRule("ip", "t", "b", NftRuleSpec().Goto("a").Comment("to a"));
+  std::vector<cni::fw::NftRule> added;
+  absl::Status st = b.Commit(&added);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  // In batch order, each as the listing has it.
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v4 = cni::fw::Nft::ListRules("ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v6 = cni::fw::Nft::ListRules("ip6", "t");
+  REQUIRE((v4.ok() && v6.ok()));
+  REQUIRE(v4->size() == 4);
+  REQUIRE(v6->size() == 1);
+  REQUIRE(added.size() == 5);
+  CHECK(SameRule(added[0], (*v4)[0]));
+  CHECK(SameRule(added[1], (*v6)[0]));
+  CHECK(SameRule(added[2], (*v4)[1]));
+  CHECK(SameRule(added[3], (*v4)[2]));
+  CHECK(SameRule(added[4], (*v4)[3]));
+  CHECK(added[1].family == "ip6");
+  CHECK(added[0].comment == "one");
+  // The verdict's chain, for jumps and gotos only.
+  CHECK(added[0].jump.empty());
+  CHECK(added[3].jump == "b");
+  CHECK(added[4].jump == "a");
+  // One chain's rules only.
+  absl::StatusOr<std::vector<cni::fw::NftRule>> only_b = cni::fw::Nft::ListRules("ip", "t", "b");
+  REQUIRE(only_b.ok());
+  REQUIRE(only_b->size() == 1);
+  CHECK(SameRule(only_b->front(), added[4]));
+  CHECK(cni::fw::Nft::ListRules("ip", "t", "nope")->empty());
+  MustExec(fx, "", {"nft", "flush", "chain", "ip", "t", "b"});
+
+  // A batch that adds no rule echoes none; a failed one leaves nothing.
+  NftBatch flush;
+  flush.FlushChain("ip", "t", "a");
+  REQUIRE(flush.Commit(&added).ok());
+  CHECK(added.empty());
+  NftBatch failing;
+  failing.AddRule("ip", "t", "a", NftRuleSpec().Drop());
+  failing.AddRule("ip", "t", "missing", NftRuleSpec().Drop());
+  added.push_back(cni::fw::NftRule{});
+  CHECK_FALSE(failing.Commit(&added).ok());
+  CHECK(added.empty());
+  CHECK(cni::fw::Nft::ListRules("ip", "t")->empty());
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+  MustExec(fx, "", {"nft", "delete", "table", "ip6", "t"});
+}
+
+TEST_CASE("Nft: TableHandle changes when a table is made again, HasChain looks up one chain", "[netns][fw]") {
+  NetnsFixture fx;
+  absl::StatusOr<std::optional<uint64_t>> none = cni::fw::Nft::TableHandle("ip", "t");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  CHECK_FALSE(*cni::fw::Nft::HasChain("ip", "t", "a"));  // no table: no chain
+
+  REQUIRE(WithTableT().Commit().ok());
+  absl::StatusOr<std::optional<uint64_t>> first = cni::fw::Nft::TableHandle("ip", "t");
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  // Listed by nft with the same number.
+  CHECK(absl::StrContains(MustExec(fx, "", {"nft", "-a", "list", "table", "ip", "t"}),
+                          absl::StrCat("table ip t { # handle ", **first, "\n")));
+  CHECK(*cni::fw::Nft::HasChain("ip", "t", "a"));
+  CHECK_FALSE(*cni::fw::Nft::HasChain("ip", "t", "b"));
+  CHECK_FALSE(*cni::fw::Nft::HasChain("ip6", "t", "a"));  // another family's table
+
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+  REQUIRE(WithTableT().Commit().ok());
+  absl::StatusOr<std::optional<uint64_t>> second = cni::fw::Nft::TableHandle("ip", "t");
+  REQUIRE((second.ok() && second->has_value()));
+  CHECK(**second != **first);
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }

@@ -8,8 +8,11 @@
 // the host (OUTPUT), from 127.0.0.1 (route_localnet + SNAT) and from B
 // (hairpin through the host address). Netfilter state is per namespace, so
 // all iptables/nft work stays in the fixture's namespace.
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -18,6 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cni/json.h"
@@ -76,6 +80,19 @@ std::string Firewall(const NetnsFixture& fx) {
     if (!absl::StartsWith(line, "#")) absl::StrAppend(&out, line, "\n");
   }
   return out;
+}
+
+// portmap's handle records (meta/portmap/rule_record.h), in the fixture's
+// private /run.
+constexpr const char* kNftRecords = "/run/cni/portmap/nftables";
+constexpr const char* kIptRecords = "/run/cni/portmap/iptables";
+// The record files (names without the directory).
+std::vector<std::string> Records(const char* dir = kNftRecords) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 struct World {
@@ -145,13 +162,15 @@ TEST_CASE("portmap: TCP UDP and IPv6 mappings carry traffic and DEL removes ever
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
   CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
+  CHECK(Records(kNftRecords).empty());
+  CHECK(Records(kIptRecords).empty());
   // CHECK after DEL names what is missing.
   CHECK(CallPlugin("portmap", "CHECK", conf, w.ctr_a, "ctr-a").exit_code != 0);
   // DEL again is fine.
   MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL again");
 }
 
-// With nftables, conditions are nft text: that batch goes through libnftables
+// With nftables, conditions are nft text: that batch goes through the nft program
 // (every other one is written over netlink), so this is its traffic test.
 TEST_CASE("portmap: conditionsV4 gate the mappings", "[netns][portmap]") {
   NetnsFixture fx;
@@ -366,4 +385,263 @@ TEST_CASE("portmap: DEL after the config switched backends removes the other bac
   CHECK_FALSE(absl::StrContains(fw, "ctr-a"));
   CHECK_FALSE(absl::StrContains(fw, "CNI-DN-"));
   MustSucceed(CallPlugin("portmap", "DEL", PortmapConf(del_backend, w.prev_a, ma), w.ctr_a, "ctr-a"), "DEL again");
+}
+
+// --- nftables handle records (meta/portmap/nft_record.h) --------------------
+namespace {
+
+// The handles of the rules whose comment is `id`, in both families' tables,
+// as nft lists them ("... comment "id" # handle 7").
+// Appends the handles of the rules of an `nft -a` listing whose line holds
+// `needle`.
+void AppendHandles(const std::string& listing, const std::string& needle, std::vector<uint64_t>& handles) {
+  for (absl::string_view line : absl::StrSplit(listing, '\n')) {
+    if (!absl::StrContains(line, needle)) continue;
+    size_t at = line.rfind("# handle ");
+    uint64_t h = 0;
+    if (at != absl::string_view::npos && absl::SimpleAtoi(line.substr(at + 9), &h)) handles.push_back(h);
+  }
+}
+
+std::vector<uint64_t> HandlesOf(const NetnsFixture& fx, const std::string& id) {
+  std::vector<uint64_t> handles;
+  for (const char* family : {"ip", "ip6"}) {
+    std::string listing = fx.Exec("", {"nft", "-a", "list", "table", family, "cni_hostport"}).out;
+    AppendHandles(listing, absl::StrCat("comment \"", id, "\""), handles);
+  }
+  std::sort(handles.begin(), handles.end());
+  return handles;
+}
+
+// The handles `id`'s record holds (its file is "<netns cookie>-<id>").
+std::vector<uint64_t> RecordedHandles(const std::string& id, const char* dir = kNftRecords) {
+  for (const std::string& name : Records(dir)) {
+    if (!absl::EndsWith(name, "-" + id)) continue;
+    std::ifstream in(absl::StrCat(dir, "/", name));
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<uint64_t> handles;
+    Json record = Json::parse(text.str());
+    for (const Json& r : record["rules"]) handles.push_back(r["handle"].get<uint64_t>());
+    std::sort(handles.begin(), handles.end());
+    return handles;
+  }
+  return {};
+}
+
+// prevResult-only containers in one namespace (portmap never enters it).
+struct Shared {
+  explicit Shared(NetnsFixture& fx, std::string b = "nftables") : ns(fx.AddNetns("shared")), backend(std::move(b)) {}
+  std::string Conf(int i) const {
+    Json prev = {{"cniVersion", "1.0.0"},
+                 {"interfaces", Json::array({{{"name", "eth0"}, {"sandbox", ns}}})},
+                 {"ips", Json::array({{{"address", absl::StrCat("10.90.0.", i + 2, "/24")}, {"interface", 0}},
+                                      {{"address", absl::StrCat("fd00:90::", i + 2, "/64")}, {"interface", 0}}})}};
+    Json maps = Json::array({{{"hostPort", 9000 + i}, {"containerPort", 80}, {"protocol", "tcp"}},
+                             {{"hostPort", 9100 + i}, {"containerPort", 53}, {"protocol", "udp"}}});
+    return PortmapConf(backend, prev.dump(), maps);
+  }
+  void Must(const char* command, int i) const {
+    MustSucceed(CallPlugin("portmap", command, Conf(i), ns, absl::StrCat("c", i)), command);
+  }
+  std::string ns;
+  std::string backend;
+};
+
+// Whether iptables is iptables-nft here (what the netlink paths need); says
+// so when it is not.
+bool IptablesNft(const NetnsFixture& fx) {
+  if (absl::StrContains(fx.Exec("", {"iptables", "--version"}).out, "nf_tables")) return true;
+  WARN("skipped: iptables is not iptables-nft here");
+  return false;
+}
+
+// The handles of the jumps from CNI-HOSTPORT-DNAT into container `id`'s
+// chain, in both families, as nft lists iptables-nft's tables.
+std::vector<uint64_t> JumpHandlesOf(const NetnsFixture& fx, const std::string& id,
+                                    const std::vector<std::string>& families = {"ip", "ip6"}) {
+  std::vector<uint64_t> handles;
+  for (const std::string& family : families) {
+    // The chain, from the comment iptables-save shows on the jump.
+    std::string save = fx.Exec("", {family == "ip" ? "iptables-save" : "ip6tables-save", "-t", "nat"}).out;
+    std::string chain;
+    for (absl::string_view line : absl::StrSplit(save, '\n')) {
+      size_t at = line.find(" -j CNI-DN-");
+      if (absl::StrContains(line, absl::StrCat("id: \\\"", id, "\\\"")) && at != absl::string_view::npos) {
+        chain = std::string(line.substr(at + 4));
+      }
+    }
+    if (chain.empty()) continue;
+    std::string listing = fx.Exec("", {"nft", "-a", "list", "chain", family, "nat", "CNI-HOSTPORT-DNAT"}).out;
+    AppendHandles(listing, absl::StrCat("jump ", chain, " "), handles);
+  }
+  std::sort(handles.begin(), handles.end());
+  return handles;
+}
+
+}  // namespace
+
+TEST_CASE("portmap: nftables records the handles of each container's rules and DEL uses them", "[netns][portmap]") {
+  NetnsFixture fx;
+  Shared s(fx);
+  s.Must("ADD", 1);
+  s.Must("ADD", 2);
+  std::vector<uint64_t> c1 = HandlesOf(fx, "c1");
+  // Per family: two DNAT rules, the hairpin masquerade, and (IPv4) localhost.
+  REQUIRE(c1.size() == 7);
+  CHECK(RecordedHandles("c1") == c1);
+  CHECK(RecordedHandles("c2") == HandlesOf(fx, "c2"));
+  REQUIRE(Records().size() == 2);
+
+  SECTION("DEL removes exactly the recorded rules, then the record") {
+    s.Must("DEL", 1);
+    CHECK(HandlesOf(fx, "c1").empty());
+    CHECK(HandlesOf(fx, "c2").size() == 7);
+    CHECK(Records().size() == 1);
+    s.Must("DEL", 1);  // again: nothing left, still success
+  }
+  SECTION("a repeated ADD replaces the recorded rules instead of adding more") {
+    s.Must("ADD", 1);
+    std::vector<uint64_t> again = HandlesOf(fx, "c1");
+    CHECK(again.size() == 7);
+    CHECK(again != c1);
+    CHECK(RecordedHandles("c1") == again);
+  }
+  SECTION("a recorded rule someone else deleted makes DEL list the table instead") {
+    MustSucceed(fx.Exec("", {"nft", "delete", "rule", "ip", "cni_hostport", "hostports", "handle",
+                             std::to_string(c1.front())}),
+                "nft delete rule");
+    s.Must("DEL", 1);
+    CHECK(HandlesOf(fx, "c1").empty());
+    CHECK(HandlesOf(fx, "c2").size() == 7);
+    CHECK(Records().size() == 1);
+  }
+  SECTION("a table made again makes the record untrusted: other containers' rules reuse the handles") {
+    // Both tables go (with c1's and c2's rules), then c3 gets the handles
+    // c1's rules had: a DEL of c1 trusting its record would delete c3's.
+    MustSucceed(fx.Exec("", {"nft", "delete", "table", "ip", "cni_hostport"}), "delete table ip");
+    MustSucceed(fx.Exec("", {"nft", "delete", "table", "ip6", "cni_hostport"}), "delete table ip6");
+    s.Must("ADD", 3);
+    std::vector<uint64_t> c3 = HandlesOf(fx, "c3");
+    REQUIRE(c3.size() == 7);
+    std::vector<uint64_t> reused;
+    std::set_intersection(c1.begin(), c1.end(), c3.begin(), c3.end(), std::back_inserter(reused));
+    REQUIRE_FALSE(reused.empty());  // the danger is real
+    s.Must("DEL", 1);
+    CHECK(HandlesOf(fx, "c3") == c3);
+    s.Must("ADD", 2);  // a repeated ADD with an untrusted record lists too
+    CHECK(HandlesOf(fx, "c3") == c3);
+    CHECK(HandlesOf(fx, "c2").size() == 7);
+    s.Must("DEL", 2);
+    s.Must("DEL", 3);
+    CHECK(HandlesOf(fx, "c3").empty());
+  }
+  SECTION("GC forgets the records of the containers it removes") {
+    Json gc = {{"cniVersion", "1.1.0"}, {"name", "pmnet"}, {"type", "portmap"}, {"backend", "nftables"},
+               {"cni.dev/valid-attachments", Json::array({{{"containerID", "c2"}, {"ifname", "eth0"}}})}};
+    MustSucceed(CallPlugin("portmap", "GC", gc.dump(), "", ""), "GC");
+    CHECK(HandlesOf(fx, "c1").empty());
+    REQUIRE(Records().size() == 1);
+    CHECK(absl::EndsWith(Records().front(), "-c2"));
+    s.Must("DEL", 2);
+  }
+  s.Must("DEL", 1);
+  s.Must("DEL", 2);
+  CHECK(HandlesOf(fx, "c1").empty());
+  CHECK(HandlesOf(fx, "c2").empty());
+  CHECK(Records().empty());
+}
+
+TEST_CASE("portmap: with iptables-nft the jumps into each container's chain are recorded and DEL uses them",
+          "[netns][portmap]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  Shared s(fx, "iptables");
+  s.Must("ADD", 1);
+  s.Must("ADD", 2);
+  // Per family one jump per protocol (tcp, udp).
+  std::vector<uint64_t> c1 = JumpHandlesOf(fx, "c1");
+  REQUIRE(c1.size() == 4);
+  CHECK(RecordedHandles("c1", kIptRecords) == c1);
+  CHECK(RecordedHandles("c2", kIptRecords) == JumpHandlesOf(fx, "c2"));
+
+  SECTION("DEL removes the container's chain and jumps, then the record") {
+    s.Must("DEL", 1);
+    CHECK(JumpHandlesOf(fx, "c1").empty());
+    CHECK(JumpHandlesOf(fx, "c2").size() == 4);
+    REQUIRE(Records(kIptRecords).size() == 1);
+    CHECK(absl::EndsWith(Records(kIptRecords).front(), "-c2"));
+  }
+  SECTION("a recorded jump someone else deleted, or an extra one, makes DEL look for them") {
+    MustSucceed(fx.Exec("", {"nft", "delete", "rule", "ip", "nat", "CNI-HOSTPORT-DNAT", "handle",
+                             std::to_string(JumpHandlesOf(fx, "c1", {"ip"}).front())}),
+                "nft delete rule");
+    std::string save = fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
+    size_t at = save.find("id: \\\"c1\\\"");
+    REQUIRE(at != std::string::npos);
+    size_t j = save.find(" -j CNI-DN-", at);
+    std::string chain = save.substr(j + 4, save.find('\n', j) - j - 4);
+    MustSucceed(fx.Exec("", {"ip6tables", "-t", "nat", "-A", "OUTPUT", "-j", chain}), "extra jump");
+    s.Must("DEL", 1);
+    CHECK(JumpHandlesOf(fx, "c1").empty());
+    CHECK_FALSE(absl::StrContains(fx.Exec("", {"ip6tables-save", "-t", "nat"}).out, chain));
+    CHECK(JumpHandlesOf(fx, "c2").size() == 4);
+  }
+  SECTION("GC forgets the records of the containers it removes") {
+    Json gc = {{"cniVersion", "1.1.0"}, {"name", "pmnet"}, {"type", "portmap"}, {"backend", "iptables"},
+               {"cni.dev/valid-attachments", Json::array({{{"containerID", "c2"}, {"ifname", "eth0"}}})}};
+    MustSucceed(CallPlugin("portmap", "GC", gc.dump(), "", ""), "GC");
+    CHECK(JumpHandlesOf(fx, "c1").empty());
+    REQUIRE(Records(kIptRecords).size() == 1);
+    CHECK(absl::EndsWith(Records(kIptRecords).front(), "-c2"));
+  }
+  s.Must("DEL", 1);
+  s.Must("DEL", 2);
+  CHECK(JumpHandlesOf(fx, "c2").empty());
+  CHECK_FALSE(absl::StrContains(Firewall(fx), "CNI-DN-"));
+  CHECK(Records(kIptRecords).empty());
+}
+
+namespace {
+// Lines of `text` that contain `needle`, with handles and counters removed
+// (they differ between two writers of the same rule).
+std::vector<std::string> LinesWith(const std::string& text, absl::string_view needle) {
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StrContains(line, needle)) continue;
+    std::string l(line.substr(0, line.find(" # handle")));
+    size_t c = l.find("counter packets");
+    if (c != std::string::npos) l = l.substr(0, c);
+    out.push_back(l);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("portmap: with iptables-nft the entry rules written over netlink are exactly what iptables-restore writes",
+          "[netns][portmap]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  Shared s(fx, "iptables");
+  // A fresh ADD writes the entries over netlink; a repeated ADD finds the
+  // container's chain and rebuilds everything with iptables-restore.
+  s.Must("ADD", 1);
+  std::string save_netlink = fx.Exec("", {"iptables-save", "-t", "nat"}).out +
+                             fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
+  std::string exprs_netlink = MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", "ip", "nat",
+                                                "CNI-HOSTPORT-DNAT"});
+  std::vector<std::string> entries = LinesWith(save_netlink, "-A CNI-HOSTPORT-DNAT");
+  REQUIRE(entries.size() == 4);  // tcp and udp, both families
+  s.Must("ADD", 1);
+  std::string save_restore = fx.Exec("", {"iptables-save", "-t", "nat"}).out +
+                             fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
+  std::string exprs_restore = MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", "ip", "nat",
+                                                "CNI-HOSTPORT-DNAT"});
+  CHECK(LinesWith(save_restore, "-A CNI-HOSTPORT-DNAT") == entries);
+  // The same expressions, in the same order.
+  CHECK(LinesWith(exprs_restore, "[ ") == LinesWith(exprs_netlink, "[ "));
+  CHECK(absl::StrContains(entries.front(), "-m comment --comment \"dnat name: \\\"pmnet\\\" id: \\\"c1\\\"\""));
+  CHECK(absl::StrContains(save_netlink, "-m multiport --dports 9001 -j CNI-DN-"));
+  s.Must("DEL", 1);
+  CHECK_FALSE(absl::StrContains(Firewall(fx), "CNI-DN-"));
 }

@@ -7,12 +7,13 @@
 # 2. cni-cpp-plugins holds exactly the plugins in <plugin-install-dir>, and its
 #    declared Depends cover every shared library `ldd` reports for every
 #    packaged binary (the package owning each library must be declared).
-#    libnftables (dlopen'ed, invisible to ldd) is Recommended by its package.
+#    nftables (the nft program, run only for user-written nft text) is
+#    Recommended; no plugin loads libnftables.
 # 3. Root only: every plugin runs (VERSION, about line) in a chroot that holds
 #    nothing but the files of the declared Depends and their own Depends; there,
-#    without libnftables (and in a private network namespace), the nftables
-#    backend still works (portmap GC and ADD: written over netlink), and only
-#    user-written nft conditions fail, with a CNI error naming the library.
+#    without nft or libnftables (and in a private network namespace), the
+#    nftables backend still works (portmap GC and ADD: written over netlink),
+#    and only user-written nft conditions fail, with a CNI error naming nft.
 # 4. cni-cpp-sdk-dev holds the headers, libcnisdk.a, the CMake package and the
 #    .pc file, and depends on the -dev packages its users compile against.
 # 5. The release tarball has the plugins at its top level and valid checksums.
@@ -103,15 +104,17 @@ for pkg in $declared; do
   member "$pkg" "$needed_pkgs" || fail "$pkg is declared but no plugin needs it"
 done
 
-step "cni-cpp-plugins: Recommends the package of $nft_soname (dlopen'ed)"
+step "cni-cpp-plugins: Recommends the package of the nft program (run for user-written nft text)"
 recommends=$(dpkg-deb -f "$deb" Recommends)
 echo "  Recommends: $recommends"
-nft_path=$(ldconfig -p | awk -v s="$nft_soname" '$1 == s {print $NF; exit}')
-[[ -n $nft_path ]] || fail "$nft_soname is not in the loader cache"
-owner "$nft_path"
+nft_path=$(command -v nft) || fail "nft is not installed here"
+owner "$(realpath "$nft_path")"
 [[ -n $pkg ]] || fail "no package owns $nft_path"
-member "$pkg" "$(names <<<"$recommends")" || fail "Recommends ($recommends) lacks $pkg, which provides $nft_soname"
-grep -lq "$nft_soname" "$scratch/x$plugindir/portmap" || fail "portmap does not name $nft_soname"
+member "$pkg" "$(names <<<"$recommends")" || fail "Recommends ($recommends) lacks $pkg, which provides nft"
+# No plugin loads libnftables (nor any other library at run time).
+for p in $plugins; do
+  ! grep -lq "$nft_soname" "$scratch/x$plugindir/$p" || fail "$p names $nft_soname"
+done
 
 step "plugins run with only the declared packages (chroot)"
 if [[ $(id -u) -ne 0 ]]; then
@@ -142,16 +145,17 @@ else
     [[ $about == "CNI $p plugin $version (cni-cpp)" ]] || fail "$p in the chroot: about line \"$about\""
     echo "  $p: VERSION ok; $about"
   done
-  # No libnftables here (it is only Recommended).
+  # Neither nft nor libnftables here (nftables is only Recommended).
   ! compgen -G "$chroot_dir/usr/lib/*/$nft_soname" >/dev/null && ! compgen -G "$chroot_dir/lib/*/$nft_soname" >/dev/null ||
     fail "the chroot has $nft_soname"
+  for d in /usr/sbin /sbin /usr/bin /bin; do [[ ! -e $chroot_dir$d/nft ]] || fail "the chroot has $d/nft"; done
   # In a private network namespace: GC lists the kernel's rules, and must see
   # none of the machine's.
   gc='{"cniVersion":"1.1.0","name":"pm","type":"portmap","backend":"nftables","cni.dev/valid-attachments":[]}'
   out=$(env -i CNI_COMMAND=GC CNI_PATH="$plugindir" unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" <<<"$gc" 2>&1) ||
-    fail "portmap GC without libnftables: $out"
-  echo "  portmap GC without $nft_soname: ok"
-  # ADD writes its rules over netlink: no libnftables needed...
+    fail "portmap GC without nftables: $out"
+  echo "  portmap GC without nftables installed: ok"
+  # ADD writes its rules over netlink: neither nft nor libnftables needed...
   add() {  # extra config keys
     cat <<JSON
 {"cniVersion":"1.1.0","name":"pm","type":"portmap","backend":"nftables",$1
@@ -161,16 +165,16 @@ else
 JSON
   }
   out=$(add "" | env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/x CNI_IFNAME=eth0 CNI_PATH="$plugindir" \
-        unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" 2>&1) || fail "portmap ADD without libnftables: $out"
-  echo "  portmap ADD (nftables) without $nft_soname: ok"
+        unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" 2>&1) || fail "portmap ADD without nftables: $out"
+  echo "  portmap ADD (nftables backend) without nftables installed: ok"
   # ...but user-written nft conditions need nft's parser: a clear error.
   out=$(add '"conditionsV4":["ip","saddr","!=","192.0.2.1"],' |
         env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/x CNI_IFNAME=eth0 CNI_PATH="$plugindir" \
         unshare --net "$chroot" "$chroot_dir" "$plugindir/portmap" 2>/dev/null) &&
-    fail "portmap ADD with conditions without libnftables succeeded: $out"
-  [[ $out == *'"code":999'* && $out == *"cannot load $nft_soname"* ]] ||
-    fail "portmap ADD with conditions without libnftables: unexpected answer $out"
-  echo "  portmap ADD (nftables, conditionsV4) without $nft_soname: $out"
+    fail "portmap ADD with conditions without nft succeeded: $out"
+  [[ $out == *'"code":999'* && $out == *"needs the nft program (Debian package nftables)"* ]] ||
+    fail "portmap ADD with conditions without nft: unexpected answer $out"
+  echo "  portmap ADD (nftables, conditionsV4) without nft: $out"
 fi
 
 step "cni-cpp-sdk-dev: contents and Depends"

@@ -30,6 +30,7 @@ namespace cni::test {
 namespace {
 
 constexpr const char* kNetnsDir = "/run/netns";
+constexpr const char* kStateDir = "/run/cni";
 
 [[noreturn]] void Fail(const std::string& what) {
   throw std::runtime_error("netns fixture: " + what + ": " + std::strerror(errno));
@@ -105,10 +106,13 @@ NetnsFixture::NetnsFixture() {
   // A sysfs mount shows the network namespace of whoever mounted it.
   umount2("/sys", MNT_DETACH);  // may fail if /sys was not mounted; fine
   if (mount("sysfs", "/sys", "sysfs", 0, nullptr) != 0) Fail("remounting /sys");
-  mkdir(kNetnsDir, 0755);  // exists on most hosts; ip-netns creates it too
-  if (mount("tmpfs", kNetnsDir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") != 0) {
-    Fail("mounting a private tmpfs on /run/netns");
+  // A private /run: named namespaces (/run/netns) and the state plugins keep
+  // there (/run/cni) never appear on the machine and die with the process,
+  // and two tests never see each other's.
+  if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
+    Fail("mounting a private tmpfs on /run");
   }
+  if (mkdir(kNetnsDir, 0755) != 0) Fail("creating /run/netns");
   LoopbackUp();
   host_netns_ = "/proc/" + std::to_string(getpid()) + "/task/" +
                 std::to_string(syscall(SYS_gettid)) + "/ns/net";
@@ -193,6 +197,12 @@ std::vector<std::string> NetnsFixture::Leftovers() const {
     if (link != "lo") left.push_back("host link " + link);
   }
   for (const std::string& path : created_) left.push_back("netns " + path);
+  // State files (e.g. portmap's records) that DEL should have removed.
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(kStateDir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory()) left.push_back("state file " + it->path().string());
+  }
   return left;
 }
 

@@ -4,7 +4,7 @@
 //
 //   TEST_CASE("...", "[netns]") {
 //     cni::test::NetnsFixture fx;            // FIRST: unshare before any kernel work
-//     std::string ns = fx.AddNetns("ctr");   // "/run/netns/ctr" (private tmpfs)
+//     std::string ns = fx.AddNetns("ctr");   // "/run/netns/ctr" (private /run)
 //     ... run plugins with CNI_NETNS=ns, fx.Exec(ns, {"ip", "addr"}) ...
 //     CHECK(fx.Leftovers().empty());
 //   }
@@ -12,8 +12,9 @@
 // The constructor unshares the network and mount namespaces of the calling
 // (main) thread, makes every mount private (so nothing propagates back to the
 // machine), remounts /sys (so /sys/class/net shows the private namespace),
-// mounts a private tmpfs on /run/netns (so named namespaces never appear on the
-// machine, and die with the process) and brings lo up. Each ctest entry is its
+// mounts a private tmpfs on /run (so named namespaces in /run/netns and plugin
+// state in /run/cni never appear on the machine, and die with the process)
+// and brings lo up. Each ctest entry is its
 // own process; several test cases in one process each get a fresh namespace.
 // Child processes (plugins) inherit the private namespaces.
 #pragma once
@@ -54,8 +55,9 @@ class NetnsFixture {
   // Link names in a namespace ("" = the private host namespace), sorted.
   std::vector<std::string> Links(const std::string& netns_path = "") const;
 
-  // What a test left behind: host links other than lo, and namespaces under
-  // /run/netns that the test created but did not delete. Empty when clean.
+  // What a test left behind: host links other than lo, namespaces under
+  // /run/netns that the test created but did not delete, and files under
+  // /run/cni (plugin state that DEL should have removed). Empty when clean.
   std::vector<std::string> Leftovers() const;
 
  private:

@@ -36,4 +36,8 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          absl::string_view stdin_data,
                                          const CommandOptions& options = {});
 
+// The path of system program `name` in /usr/sbin, /sbin, /usr/bin or /bin
+// (in that order; the runtime's PATH is not trusted), "" when absent.
+std::string FindSystemProgram(absl::string_view name);
+
 }  // namespace cni

@@ -17,13 +17,7 @@ namespace cni::fw {
 namespace {
 
 // The binary's path (RunCommand does not search PATH), "" when absent.
-std::string FindTool(absl::string_view name) {
-  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
-    std::string p = absl::StrCat(dir, name);
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
+std::string FindTool(absl::string_view name) { return FindSystemProgram(name); }
 
 // A missing binary is a failed precondition, so RetryOnConflict gives up at once.
 absl::Status ToolMissing(absl::string_view name) {
@@ -118,9 +112,9 @@ absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::
   std::string tool = FindTool(prog);
   if (tool.empty()) return ToolMissing(prog);
   if (IsNftVariant(tool)) {
-    absl::StatusOr<std::vector<std::string>> chains = Nft::ListChains(ipv6 ? "ip6" : "ip", table);
-    if (chains.ok()) return std::find(chains->begin(), chains->end(), chain) != chains->end();
-    // A failed dump: ask iptables itself.
+    absl::StatusOr<bool> has = Nft::HasChain(ipv6 ? "ip6" : "ip", table, chain);
+    if (has.ok()) return *has;
+    // A failed lookup: ask iptables itself.
   }
   absl::StatusOr<CommandResult> r =
       RunCommand({tool, "--wait", "-t", std::string(table), "-S", std::string(chain)},

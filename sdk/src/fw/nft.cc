@@ -3,7 +3,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
-#include "cni/fw/nft_batch.h"
 #include "libnftables.h"
 
 namespace cni::fw {
@@ -40,14 +39,6 @@ absl::Status Nft::Run(absl::string_view batch) {
   }
   (void)Lib().ctx_get_output_buffer(ctx_.get());  // drain
   return absl::OkStatus();
-}
-
-absl::Status Nft::Apply(const NftBatch& batch) {
-  if (!batch.HasText()) return batch.Commit();
-  // User-written nft text: only libnftables can compile it.
-  absl::StatusOr<Nft> nft = Open();
-  if (!nft.ok()) return nft.status();
-  return nft->Run(batch.ToText());
 }
 
 absl::StatusOr<Json> Nft::ListJson(absl::string_view command) {

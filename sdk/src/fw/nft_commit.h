@@ -13,6 +13,8 @@ namespace cni::fw::internal {
 // batch while we send it, so its verdict is already queued when the send
 // returns; only failures are reported (no ACK flags), so an empty queue is
 // success. A failure names the first failing command and the kernel's reason.
-absl::Status CommitOverNetlink(const std::vector<NftCommand>& commands);
+// With `added`, the rules the batch adds are echoed back (NLM_F_ECHO) and
+// stored there in batch order with their handles; see NftBatch::Commit.
+absl::Status CommitOverNetlink(const std::vector<NftCommand>& commands, std::vector<NftRule>* added = nullptr);
 
 }  // namespace cni::fw::internal

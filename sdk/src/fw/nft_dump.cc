@@ -18,6 +18,8 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -48,16 +50,30 @@ namespace {
 constexpr int kAttrMax = 32;
 static_assert(NFTA_RULE_MAX <= kAttrMax && NFTA_CHAIN_MAX <= kAttrMax);
 
-// One dump: `msg_type` for table `family` `table`, every answer's attributes
-// handed to `each`. A missing table is success with no answers. A dump
+// A GET request of nf_tables (`msg_type`) for family number `fam` with the
+// given string attributes; null when out of memory.
+net::NlMsgPtr Request(int msg_type, int flags, uint8_t fam, const std::vector<std::pair<int, std::string>>& attrs) {
+  net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, NLM_F_REQUEST | flags));
+  if (!msg) return nullptr;
+  nfgenmsg hdr{.nfgen_family = fam, .version = NFNETLINK_V0, .res_id = 0};
+  if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return nullptr;
+  for (const auto& [type, value] : attrs) {
+    if (nla_put_string(msg.get(), type, value.c_str()) < 0) return nullptr;
+  }
+  return msg;
+}
+
+// One dump: `msg_type` for table `family` `table` (and `chain`, for rules),
+// every answer's attributes handed to `each` until it returns false. A missing table is success with no answers. A dump
 // interrupted by a concurrent change (NLM_F_DUMP_INTR) is repeated after
 // `restart`, so the listing is consistent.
 //
 // The answers are read straight off the socket into one large buffer: with
 // libnl's receive loop (a peek and a copy per message) listing 2,000 rules
 // cost ~3 ms, about as much as the rest of a portmap ADD.
-absl::Status Dump(int msg_type, absl::string_view family, absl::string_view table, const char* what,
-                  const std::function<void(nlattr** tb)>& each, const std::function<void()>& restart) {
+absl::Status Dump(int msg_type, absl::string_view family, absl::string_view table, absl::string_view chain,
+                  const char* what, const std::function<bool(nlattr** tb)>& each,
+                  const std::function<void()>& restart) {
   absl::StatusOr<uint8_t> fam = FamilyNumber(family);
   if (!fam.ok()) return fam.status();
   auto failed = [what](absl::string_view why) {
@@ -71,13 +87,12 @@ absl::Status Dump(int msg_type, absl::string_view family, absl::string_view tabl
     net::NlSockPtr sock(nl_socket_alloc());
     if (!sock) return failed("out of memory");
     if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return failed(nl_geterror(err));
-    net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, NLM_F_REQUEST | NLM_F_DUMP));
+    // NFTA_RULE_TABLE == NFTA_CHAIN_TABLE: the dump's table filter; a rule
+    // dump also takes a chain (the kernel then walks only that chain).
+    std::vector<std::pair<int, std::string>> filter = {{NFTA_RULE_TABLE, table_name}};
+    if (!chain.empty()) filter.emplace_back(NFTA_RULE_CHAIN, std::string(chain));
+    net::NlMsgPtr msg = Request(msg_type, NLM_F_DUMP, *fam, filter);
     if (!msg) return failed("out of memory");
-    nfgenmsg hdr{.nfgen_family = *fam, .version = NFNETLINK_V0, .res_id = 0};
-    if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0 ||
-        nla_put_string(msg.get(), NFTA_RULE_TABLE, table_name.c_str()) < 0) {  // == NFTA_CHAIN_TABLE
-      return failed("message too long");
-    }
     if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return failed(nl_geterror(err));
     int fd = nl_socket_get_fd(sock.get());
     bool done = false, interrupted = false;
@@ -99,12 +114,56 @@ absl::Status Dump(int msg_type, absl::string_view family, absl::string_view tabl
           continue;
         }
         std::array<nlattr*, kAttrMax + 1> tb{};
-        if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) == 0) each(tb.data());
+        // Enough: stop reading. The kernel fills a dump one buffer at a
+        // time as we read, so what we do not read is never produced (the
+        // socket's close ends the dump).
+        if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) == 0 && !each(tb.data())) {
+          return absl::OkStatus();
+        }
       }
     }
     if (!interrupted) return absl::OkStatus();
     if (attempt >= 10) return failed("the table kept changing during the listing");
     restart();
+  }
+}
+
+// One object by name (a GET without NLM_F_DUMP): its attributes go to `each`.
+// Returns false, and does not call `each`, when the kernel answers ENOENT
+// (no such table, or no such object in it).
+absl::StatusOr<bool> GetOne(int msg_type, absl::string_view family,
+                            const std::vector<std::pair<int, std::string>>& attrs, const char* what,
+                            const std::function<void(nlattr** tb)>& each) {
+  absl::StatusOr<uint8_t> fam = FamilyNumber(family);
+  if (!fam.ok()) return fam.status();
+  auto failed = [what](absl::string_view why) {
+    return Error(ErrorCode::kInternal, absl::StrCat("nftables: ", what, ": ", why));
+  };
+  net::NlSockPtr sock(nl_socket_alloc());
+  if (!sock) return failed("out of memory");
+  if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return failed(nl_geterror(err));
+  net::NlMsgPtr msg = Request(msg_type, 0, *fam, attrs);
+  if (!msg) return failed("out of memory");
+  if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return failed(nl_geterror(err));
+  // Without NLM_F_ACK the answer is one message: the object or an error.
+  std::vector<char> buf(16 * 1024);
+  for (;;) {
+    ssize_t n = recv(nl_socket_get_fd(sock.get()), buf.data(), buf.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return failed(strerror(errno));
+    int left = static_cast<int>(n);
+    auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+    if (!NLMSG_OK(h, left)) return failed("truncated answer");
+    if (h->nlmsg_type == NLMSG_ERROR) {
+      int err = static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
+      if (err == -ENOENT) return false;
+      if (err != 0) return failed(strerror(-err));
+      continue;  // an acknowledgement; the object follows
+    }
+    std::array<nlattr*, kAttrMax + 1> tb{};
+    if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) != 0) return failed("malformed answer");
+    each(tb.data());
+    return true;
   }
 }
 
@@ -133,22 +192,71 @@ std::string CommentFromUserData(const uint8_t* data, size_t len) {
   return "";
 }
 
-absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table) {
+namespace {
+// The chain a rule's verdict jumps or goes to ("" when none): an
+// "immediate" expression loading a jump/goto verdict, as `jump x`, `goto x`
+// and iptables' `-j x` all compile.
+std::string VerdictChain(nlattr* expressions) {
+  if (expressions == nullptr) return "";
+  nlattr* elem;
+  int rem;
+  nla_for_each_nested(elem, expressions, rem) {
+    std::array<nlattr*, NFTA_EXPR_MAX + 1> expr{};
+    if (nla_parse_nested(expr.data(), NFTA_EXPR_MAX, elem, nullptr) != 0) continue;
+    if (StringView(expr[NFTA_EXPR_NAME]) != "immediate" || expr[NFTA_EXPR_DATA] == nullptr) continue;
+    std::array<nlattr*, NFTA_IMMEDIATE_MAX + 1> imm{};
+    if (nla_parse_nested(imm.data(), NFTA_IMMEDIATE_MAX, expr[NFTA_EXPR_DATA], nullptr) != 0 ||
+        imm[NFTA_IMMEDIATE_DATA] == nullptr) {
+      continue;
+    }
+    std::array<nlattr*, NFTA_DATA_MAX + 1> data{};
+    if (nla_parse_nested(data.data(), NFTA_DATA_MAX, imm[NFTA_IMMEDIATE_DATA], nullptr) != 0 ||
+        data[NFTA_DATA_VERDICT] == nullptr) {
+      continue;
+    }
+    std::array<nlattr*, NFTA_VERDICT_MAX + 1> verdict{};
+    if (nla_parse_nested(verdict.data(), NFTA_VERDICT_MAX, data[NFTA_DATA_VERDICT], nullptr) != 0 ||
+        verdict[NFTA_VERDICT_CODE] == nullptr) {
+      continue;
+    }
+    auto code = static_cast<int32_t>(ntohl(nla_get_u32(verdict[NFTA_VERDICT_CODE])));
+    if (code == NFT_JUMP || code == NFT_GOTO) return std::string(StringView(verdict[NFTA_VERDICT_CHAIN]));
+  }
+  return "";
+}
+
+// A listed or echoed rule's place, handle, comment and jump (not its family).
+NftRule RuleFromAttrs(nlattr** tb) {
+  NftRule r;
+  r.jump = VerdictChain(tb[NFTA_RULE_EXPRESSIONS]);
+  r.table = std::string(StringView(tb[NFTA_RULE_TABLE]));
+  r.chain = std::string(StringView(tb[NFTA_RULE_CHAIN]));
+  if (tb[NFTA_RULE_HANDLE] != nullptr) r.handle = be64toh(nla_get_u64(tb[NFTA_RULE_HANDLE]));
+  if (nlattr* u = tb[NFTA_RULE_USERDATA]; u != nullptr) {
+    r.comment = CommentFromUserData(static_cast<const uint8_t*>(nla_data(u)), nla_len(u));
+  }
+  return r;
+}
+}  // namespace
+
+NftRule RuleFromMessage(nlmsghdr* h) {
+  std::array<nlattr*, kAttrMax + 1> tb{};
+  if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) != 0) return NftRule{};
+  return RuleFromAttrs(tb.data());
+}
+
+absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table,
+                                               absl::string_view chain, size_t limit) {
   std::vector<NftRule> rules;
   std::string fam(family);
   absl::Status st = Dump(
-      NFT_MSG_GETRULE, family, table, "listing rules",
-      [&rules, &fam, table](nlattr** tb) {
-        if (StringView(tb[NFTA_RULE_TABLE]) != table) return;  // older kernels ignore the dump filter
-        NftRule r;
+      NFT_MSG_GETRULE, family, table, chain, "listing rules",
+      [&rules, &fam, table, limit](nlattr** tb) {
+        if (StringView(tb[NFTA_RULE_TABLE]) != table) return true;  // older kernels ignore the dump filter
+        NftRule r = RuleFromAttrs(tb);
         r.family = fam;
-        r.table = std::string(table);
-        r.chain = std::string(StringView(tb[NFTA_RULE_CHAIN]));
-        if (tb[NFTA_RULE_HANDLE] != nullptr) r.handle = be64toh(nla_get_u64(tb[NFTA_RULE_HANDLE]));
-        if (nlattr* u = tb[NFTA_RULE_USERDATA]; u != nullptr) {
-          r.comment = CommentFromUserData(static_cast<const uint8_t*>(nla_data(u)), nla_len(u));
-        }
         rules.push_back(std::move(r));
+        return limit == 0 || rules.size() < limit;
       },
       [&rules] { rules.clear(); });
   if (!st.ok()) return st;
@@ -158,15 +266,34 @@ absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::s
 absl::StatusOr<std::vector<std::string>> DumpChains(absl::string_view family, absl::string_view table) {
   std::vector<std::string> chains;
   absl::Status st = Dump(
-      NFT_MSG_GETCHAIN, family, table, "listing chains",
+      NFT_MSG_GETCHAIN, family, table, "", "listing chains",
       [&chains, table](nlattr** tb) {
         // Chain dumps are not filtered by table in the kernel: every table
         // of the family answers.
         if (StringView(tb[NFTA_CHAIN_TABLE]) == table) chains.emplace_back(StringView(tb[NFTA_CHAIN_NAME]));
+        return true;
       },
       [&chains] { chains.clear(); });
   if (!st.ok()) return st;
   return chains;
+}
+
+absl::StatusOr<std::optional<uint64_t>> TableHandle(absl::string_view family, absl::string_view table) {
+  std::optional<uint64_t> handle;
+  absl::StatusOr<bool> found = GetOne(NFT_MSG_GETTABLE, family, {{NFTA_TABLE_NAME, std::string(table)}},
+                                      "looking up a table", [&handle](nlattr** tb) {
+                                        handle = tb[NFTA_TABLE_HANDLE] != nullptr
+                                                     ? be64toh(nla_get_u64(tb[NFTA_TABLE_HANDLE]))
+                                                     : 0;
+                                      });
+  if (!found.ok()) return found.status();
+  return handle;
+}
+
+absl::StatusOr<bool> HasChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
+  return GetOne(NFT_MSG_GETCHAIN, family,
+                {{NFTA_CHAIN_TABLE, std::string(table)}, {NFTA_CHAIN_NAME, std::string(chain)}},
+                "looking up a chain", [](nlattr**) {});
 }
 
 }  // namespace cni::fw::internal
@@ -176,12 +303,27 @@ namespace cni::fw {
 // Here rather than in nft.cc: a plugin that only lists and commits over
 // netlink must not link nft.cc's libnftables loader (dlopen), so that it can
 // be a static executable.
-absl::StatusOr<std::vector<NftRule>> Nft::ListRules(absl::string_view family, absl::string_view table) {
-  return internal::DumpRules(family, table);
+absl::StatusOr<std::vector<NftRule>> Nft::ListRules(absl::string_view family, absl::string_view table,
+                                                    absl::string_view chain) {
+  return internal::DumpRules(family, table, chain);
+}
+
+absl::StatusOr<std::vector<NftRule>> Nft::ListFirstRules(absl::string_view family, absl::string_view table,
+                                                         absl::string_view chain, size_t count) {
+  if (count == 0) return std::vector<NftRule>{};
+  return internal::DumpRules(family, table, chain, count);
 }
 
 absl::StatusOr<std::vector<std::string>> Nft::ListChains(absl::string_view family, absl::string_view table) {
   return internal::DumpChains(family, table);
+}
+
+absl::StatusOr<std::optional<uint64_t>> Nft::TableHandle(absl::string_view family, absl::string_view table) {
+  return internal::TableHandle(family, table);
+}
+
+absl::StatusOr<bool> Nft::HasChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
+  return internal::HasChain(family, table, chain);
 }
 
 }  // namespace cni::fw

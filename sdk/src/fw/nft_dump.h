@@ -5,13 +5,14 @@
 // through libnftables turns every rule of the table back into nft syntax.
 // With 1,000 containers' port mappings that is ~80 ms per listing, and
 // portmap lists on every ADD and DEL. The dump only reads the attributes we
-// need (table, chain, handle, comment): the cost no longer grows with the
-// rules' size, only (cheaply) with their number. Changes still go through
-// libnftables, as one transaction.
+// need (table, chain, handle, comment, jump target): the cost no longer grows
+// with the rules' size, only (cheaply) with their number. Changes go through
+// NftBatch, as one transaction over netlink.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,18 +20,35 @@
 #include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
 
+struct nlmsghdr;
+
 namespace cni::fw::internal {
 
 // NFPROTO_* of a family name ("ip", "ip6", "inet", "bridge", "arp",
 // "netdev"); code 999 for any other.
 absl::StatusOr<uint8_t> FamilyNumber(absl::string_view family);
 
-// The rules of table `family` `table` (every chain), in the kernel's order;
+// The rules of table `family` `table` (every chain, or only `chain`), in the
+// kernel's order; at most `limit` of them unless it is 0;
 // empty when the table does not exist. Runs in the calling thread's netns.
-absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table);
+absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table,
+                                               absl::string_view chain = "", size_t limit = 0);
 
 // The chain names of table `family` `table`; empty when it does not exist.
 absl::StatusOr<std::vector<std::string>> DumpChains(absl::string_view family, absl::string_view table);
+
+// The handle of table `family` `table` (a GET, not a dump); nullopt when it
+// does not exist. The kernel numbers tables per network namespace and never
+// reuses a number, so a table deleted and made again has a new handle.
+absl::StatusOr<std::optional<uint64_t>> TableHandle(absl::string_view family, absl::string_view table);
+
+// Whether chain `chain` exists in table `family` `table` (a GET: one answer
+// whatever the number of chains).
+absl::StatusOr<bool> HasChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+
+// A NEWRULE message (listed or echoed) as an NftRule: table, chain, handle
+// and comment; the family is the caller's to fill in.
+NftRule RuleFromMessage(nlmsghdr* h);
 
 // The comment nft stores in a rule's user data (a TLV list; the comment is
 // type 0, NUL-terminated), "" when none.

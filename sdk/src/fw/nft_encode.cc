@@ -7,6 +7,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_tables_compat.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -66,6 +67,16 @@ class ExprWriter {
           return true;
         }
         return MetaCmp(NFT_META_L4PROTO, &p.protocol, 1) && DestPort(p.port);
+      case Kind::kL4Proto:
+        if (p.protocol == 0) {
+          invalid = absl::InvalidArgumentError("unknown transport protocol");
+          return true;
+        }
+        return MetaCmp(NFT_META_L4PROTO, &p.protocol, 1);
+      case Kind::kXtMatch: return XtMatch(p);
+      case Kind::kCounter:
+        return Begin("counter") && nla_put_u64(msg_, NFTA_COUNTER_BYTES, 0) == 0 &&
+               nla_put_u64(msg_, NFTA_COUNTER_PACKETS, 0) == 0 && End();
       case Kind::kDestIsLocal: return FibLocal();
       case Kind::kInInterface: {
         if (p.text.size() >= IFNAMSIZ) {
@@ -148,6 +159,16 @@ class ExprWriter {
            Cmp(NFT_CMP_EQ, value, len);
   }
 
+  // nft_compat's "match": the xtables match by name and revision, with its
+  // info struct; the kernel checks the size against the match's own.
+  bool XtMatch(const NftPiece& p) {
+    std::string info = p.info;
+    info.resize((info.size() + 7) / 8 * 8, '\0');  // XT_ALIGN
+    return Begin("match") && nla_put_string(msg_, NFTA_MATCH_NAME, p.text.c_str()) == 0 &&
+           U32(NFTA_MATCH_REV, p.revision) &&
+           nla_put(msg_, NFTA_MATCH_INFO, static_cast<int>(info.size()), info.data()) == 0 && End();
+  }
+
   bool Payload(uint32_t base, uint32_t offset, uint32_t len) {
     return Begin("payload") && U32(NFTA_PAYLOAD_DREG, NFT_REG_1) && U32(NFTA_PAYLOAD_BASE, base) &&
            U32(NFTA_PAYLOAD_OFFSET, offset) && U32(NFTA_PAYLOAD_LEN, len) && End();
@@ -222,6 +243,16 @@ absl::Status PutRule(const NftCommand& c, uint8_t family, nl_msg* msg) {
     if (p.kind == Kind::kComment) comment = p.text;
   }
   nla_nest_end(msg, list);
+  if (c.rule.HasXtMatch()) {
+    // xtables matches check the rule's protocol (e.g. multiport wants tcp,
+    // udp or sctp): nft_compat takes it from here, as iptables-nft sends it.
+    nlattr* compat = nla_nest_start(msg, NFTA_RULE_COMPAT);
+    if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(c.rule.L4Protocol())) < 0 ||
+        nla_put_u32(msg, NFTA_RULE_COMPAT_FLAGS, 0) < 0) {
+      return TooLong(c);
+    }
+    nla_nest_end(msg, compat);
+  }
   if (!comment.empty()) {
     if (comment.size() > kCommentMax) return Invalid(c, "comment longer than 128 bytes");
     std::string udata = CommentUserData(comment);
@@ -288,6 +319,7 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
     case Op::kFlushChain: type = NFT_MSG_DELRULE; break;  // a DELRULE without a handle empties the chain
     case Op::kDeleteChain: type = NFT_MSG_DELCHAIN; break;
     case Op::kAddRule: type = NFT_MSG_NEWRULE; flags |= NLM_F_CREATE | NLM_F_APPEND; break;
+    case Op::kInsertRule: type = NFT_MSG_NEWRULE; flags |= NLM_F_CREATE; break;  // no APPEND: at the top
     case Op::kDeleteRule: type = NFT_MSG_DELRULE; break;
   }
   net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | type, flags));
@@ -306,7 +338,8 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
         st = TooLong(c);
       }
       break;
-    case Op::kAddRule: st = PutRule(c, *family, msg.get()); break;
+    case Op::kAddRule:
+    case Op::kInsertRule: st = PutRule(c, *family, msg.get()); break;
     case Op::kDeleteRule:
       if (nla_put_string(msg.get(), NFTA_RULE_TABLE, c.table.c_str()) < 0 ||
           nla_put_string(msg.get(), NFTA_RULE_CHAIN, c.chain.c_str()) < 0 ||

@@ -5,6 +5,7 @@
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -22,6 +23,11 @@ namespace cni::net {
 namespace {
 
 // Before Linux 3.19 namespace files lived on procfs rather than nsfs.
+// Linux 5.14's socket option (older libc headers may lack it).
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
 #endif
@@ -134,6 +140,21 @@ absl::Status Netns::Run(const std::function<absl::Status()>& fn) const {
                  absl::StrCat("starting a thread for netns \"", path_, "\": ", e.what()));
   }
   return result;
+}
+
+absl::StatusOr<uint64_t> CurrentNetnsCookie() {
+  // Any socket will do: it belongs to the namespace of the thread making it.
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Error(ErrorCode::kInternal, absl::StrCat("socket: ", std::strerror(errno)));
+  uint64_t cookie = 0;
+  socklen_t len = sizeof(cookie);
+  int rc = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
+  int err = errno;
+  close(fd);
+  if (rc != 0) {
+    return Error(ErrorCode::kInternal, absl::StrCat("reading the network namespace cookie: ", std::strerror(err)));
+  }
+  return cookie;
 }
 
 }  // namespace cni::net

@@ -10,7 +10,7 @@
 
 namespace cni::fw {
 
-// A packet-filter backend: iptables (iptables-restore) or nftables (libnftables).
+// A packet-filter backend: iptables (iptables-restore) or nftables (netlink).
 enum class Backend { kIptables, kNftables };
 
 // "iptables" or "nftables"; "" picks DefaultBackend(). Anything else: code 7.

@@ -9,9 +9,9 @@
 //
 // A rule carrying user-written nft text (portmap's conditionsV4/V6) cannot be
 // encoded here: Nft::Apply (nft.h) renders such a batch as nft commands and
-// runs it through libnftables instead, still as one transaction. Only code
-// that calls Nft::Apply links the libnftables loader (dlopen), so plugins
-// without user-written nft text are static executables.
+// runs it through the nft program instead (`nft -f -`), still as one
+// transaction, so that no plugin has to load libnftables (which would make
+// it a dynamically linked executable, slower to start on every call).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +41,13 @@ struct NftPiece {
     kSourceAddress,  // ip/ip6 saddr [!=] prefix
     kDestAddress,    // ip/ip6 daddr [!=] prefix
     kDestPort,       // tcp/udp/sctp dport port
+    kL4Proto,        // meta l4proto tcp/udp/sctp (iptables' -p)
+    kXtMatch,        // an xtables match through nft_compat (iptables-nft's -m)
+    kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
     kInInterface,    // iifname "text"
     kEtherSource,    // ether saddr mac
-    kText,           // nft syntax as given (forces the libnftables path)
+    kText,           // nft syntax as given (forces the nft program path)
     kJump,           // jump text
     kGoto,           // goto text
     kReturn,         // return
@@ -60,7 +63,9 @@ struct NftPiece {
   uint16_t port = 0;      // kDestPort, kDnat
   uint8_t protocol = 0;   // kDestPort: IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP
   net::MacAddress mac;    // kEtherSource
-  std::string text;       // names, chains, raw text, comment
+  std::string text;       // names, chains, raw text, comment, xt match name
+  uint32_t revision = 0;  // kXtMatch
+  std::string info;       // kXtMatch: the match's binary info, as the kernel's struct
 };
 
 // A rule: matches, then statements, then at most one comment, in the order
@@ -75,6 +80,17 @@ class NftRuleSpec {
   // "tcp dport 8080"; `protocol` is "tcp", "udp" or "sctp" (anything else
   // makes Commit fail).
   NftRuleSpec& DestPort(absl::string_view protocol, uint16_t port);
+  // "meta l4proto tcp" (iptables' `-p tcp`); "tcp", "udp" or "sctp".
+  NftRuleSpec& L4Proto(absl::string_view protocol);
+  // An xtables match (`-m name`) as iptables-nft writes it: a "match"
+  // expression of nft_compat carrying the match's kernel struct (`info`,
+  // padded to 8 bytes). The rule then also carries the compat attribute with
+  // the protocol of its L4Proto (0 without), which such matches check, as
+  // iptables-nft sends it. nft cannot parse it back, so such a rule is
+  // written over netlink only (its text is for messages).
+  NftRuleSpec& XtMatch(absl::string_view name, uint32_t revision, std::string info);
+  // "counter" (iptables-nft puts one in every rule).
+  NftRuleSpec& Counter();
   // "fib daddr type local": the destination is one of this host's addresses.
   NftRuleSpec& DestIsLocal();
   // iifname "name".
@@ -82,7 +98,7 @@ class NftRuleSpec {
   // "ether saddr 0a:58:..." (bridge family).
   NftRuleSpec& EtherSource(const net::MacAddress& mac);
   // nft syntax copied into the rule as is; the caller validates it. A batch
-  // with such a rule can only be applied by Nft::Apply (libnftables).
+  // with such a rule can only be applied by Nft::Apply (the nft program).
   NftRuleSpec& Text(absl::string_view nft_text);
   // "jump chain": continue in `chain`, then come back.
   NftRuleSpec& Jump(absl::string_view chain);
@@ -105,6 +121,10 @@ class NftRuleSpec {
   const std::vector<NftPiece>& pieces() const { return pieces_; }
   // Whether a piece is raw nft text.
   bool HasText() const;
+  // The protocol of its first L4Proto piece, 0 when none.
+  uint8_t L4Protocol() const;
+  // Whether a piece is an xtables match.
+  bool HasXtMatch() const;
 
  private:
   NftRuleSpec& Add(NftPiece piece);
@@ -115,14 +135,14 @@ class NftRuleSpec {
 struct NftCommand {
   // The nft command: add table, add chain, flush chain, delete chain, add
   // rule, delete rule.
-  enum class Op { kAddTable, kAddChain, kFlushChain, kDeleteChain, kAddRule, kDeleteRule };
+  enum class Op { kAddTable, kAddChain, kFlushChain, kDeleteChain, kAddRule, kInsertRule, kDeleteRule };
   Op op;                            // which command
   std::string family;               // "ip", "ip6", "inet" or "bridge"
   std::string table;                // the table's name
   std::string chain;                // chains and rules
   std::string comment;              // tables and chains; "" for none
   std::optional<NftHook> hook;      // kAddChain: a base chain
-  NftRuleSpec rule;                 // kAddRule
+  NftRuleSpec rule;                 // kAddRule, kInsertRule
   uint64_t handle = 0;              // kDeleteRule
   // The command in nft syntax, one line without the newline.
   std::string ToText() const;
@@ -143,6 +163,9 @@ class NftBatch {
   void DeleteChain(absl::string_view family, absl::string_view table, absl::string_view chain);
   // "add rule <family> <table> <chain> <rule>" (appended at the chain's end).
   void AddRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
+  // "insert rule <family> <table> <chain> <rule>" (put at the chain's top,
+  // as iptables -I chain 1).
+  void InsertRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
   // "delete rule <family> <table> <chain> handle <n>" of a listed rule.
   void DeleteRule(const NftRule& rule);
 
@@ -158,7 +181,14 @@ class NftBatch {
   // namespace, over netlink. An empty batch does nothing. Errors (code 999)
   // name the failing command and the kernel's reason; a rule with raw nft
   // text is one of them.
-  absl::Status Commit() const;
+  //
+  // With `added`, the kernel echoes every rule the batch adds and they are
+  // stored there (family, table, chain, handle, comment), in batch order:
+  // the handles a later "delete rule ... handle N" needs, without listing
+  // the table. Should an echo be lost (only if the receive buffer overflowed),
+  // the result is an error although the batch may have been applied: list
+  // before retrying.
+  absl::Status Commit(std::vector<NftRule>* added = nullptr) const;
 
  private:
   std::vector<NftCommand> commands_;

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -92,5 +93,12 @@ class Netns {
   dev_t dev_ = 0;
   ino_t ino_ = 0;
 };
+
+// The cookie of the calling thread's network namespace: a 64-bit number the
+// kernel gives each namespace and never gives another until reboot (unlike the
+// nsfs inode, which is reused once the namespace is gone). State that belongs
+// to a namespace's kernel objects, e.g. remembered nftables handles, is keyed
+// by it. Linux 5.14 and later (SO_NETNS_COOKIE); code 999 before.
+absl::StatusOr<uint64_t> CurrentNetnsCookie();
 
 }  // namespace cni::net

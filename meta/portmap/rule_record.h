@@ -1,0 +1,70 @@
+// What portmap remembers of the rules it made for a container, so that DEL
+// (and, with nftables, a repeated ADD) find them by handle instead of
+// listing every rule of a shared chain. A listing costs time in proportion
+// to all the containers' rules (the kernel serialises each one); a lookup by
+// handle does not, which keeps ADD and DEL flat as a node fills up.
+//   nftables: every rule the container has in the cni_hostport tables.
+//   iptables (iptables-nft only, whose tables are nf_tables tables): the
+//     jumps from CNI-HOSTPORT-DNAT into the container's chain.
+//
+// One small JSON file per container and backend under /run/cni/portmap,
+// named after the host network namespace's cookie and the container ID:
+// handles mean nothing in another namespace, and /run, like the rules, does
+// not outlive a reboot.
+//
+// A record is a hint, never the truth. It is used only while each table it
+// names still has the handle it had when the rules were made (a table made
+// again numbers its rules from the start), and whatever goes wrong using it
+// (a rule already deleted by someone else, an unreadable file) falls back
+// to listing, as upstream's plugin always does.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cni/fw/nft.h"
+
+namespace cni::portmap {
+
+// Where each backend's records live (one file per host namespace and container).
+inline constexpr const char* kNftRecordDir = "/run/cni/portmap/nftables";
+inline constexpr const char* kIptRecordDir = "/run/cni/portmap/iptables";
+
+// The rules one ADD made.
+struct Record {
+  std::map<std::string, uint64_t> tables;  // family ("ip", "ip6") -> the handle its table had then
+  std::vector<fw::NftRule> rules;          // each with family, table, chain and handle
+};
+
+// The records of the calling thread's network namespace.
+class RecordStore {
+ public:
+  // Without netns cookies (Linux before 5.14) the store is disabled: Load
+  // finds nothing and Save keeps nothing.
+  static RecordStore ForCurrentNetns(std::string dir);
+
+  // Whether records are kept at all.
+  bool enabled() const { return !prefix_.empty(); }
+  // The container's record; nullopt when there is none or it is unreadable.
+  std::optional<Record> Load(const std::string& id) const;
+  // Replaces the container's record (written to a temporary file, then
+  // renamed, so a reader never sees half of it). Best effort: on failure
+  // the old record is removed, never left to describe other rules.
+  void Save(const std::string& id, const Record& record) const;
+  // Forgets the container; none is fine.
+  void Remove(const std::string& id) const;
+  // Forgets every container of this namespace that is not in `valid_ids` (GC).
+  void RemoveAllBut(const std::vector<std::string>& valid_ids) const;
+
+ private:
+  RecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
+  std::string PathOf(const std::string& id) const;
+
+  std::string dir_;
+  std::string prefix_;  // "<netns cookie>-"; empty when disabled
+};
+
+}  // namespace cni::portmap
