@@ -58,6 +58,8 @@ struct DnatRules {
   // writing them over netlink; empty when conditions (free iptables
   // arguments) are part of them.
   std::vector<fw::NftRuleSpec> entry_rules;
+  // `rules` encoded likewise.
+  std::vector<fw::NftRuleSpec> chain_rules;
 };
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr);
 }  // namespace ipt

@@ -47,6 +47,8 @@ NftBatch EveryKind() {
             NftRuleSpec().SourceAddress(P("127.0.0.1/32")).DestAddress(P("10.99.0.2/32")).Masquerade().Comment("c"));
   // iptables-nft's shape of "-p udp -j chain", put at the top.
   b.InsertRule("ip", "t", "pre", NftRuleSpec().L4Proto("udp").Counter().Jump("hostports"));
+  b.AddRule("ip", "t", "hostports",
+            NftRuleSpec().L4Proto("tcp").SourceAddress(P("10.99.0.0/16")).ThDestPort(8080).Counter().Drop());
   b.AddTable("ip6", "t");
   b.AddChain("ip6", "t", "hostports");
   b.AddRule("ip6", "t", "hostports",

@@ -618,28 +618,46 @@ std::vector<std::string> LinesWith(const std::string& text, absl::string_view ne
 }
 }  // namespace
 
-TEST_CASE("portmap: with iptables-nft the entry rules written over netlink are exactly what iptables-restore writes",
+TEST_CASE("portmap: with iptables-nft the rules written over netlink are exactly what iptables-restore writes",
           "[netns][portmap]") {
   NetnsFixture fx;
   if (!IptablesNft(fx)) return;
   Shared s(fx, "iptables");
-  // A fresh ADD writes the entries over netlink; a repeated ADD finds the
-  // container's chain and rebuilds everything with iptables-restore.
+  // A first ADD makes the shared chains with iptables-restore; a fresh ADD
+  // then writes the container's chain, its rules and the entries over
+  // netlink; a repeated ADD finds the container's chain and rebuilds it all
+  // with iptables-restore.
+  s.Must("ADD", 2);
   s.Must("ADD", 1);
-  std::string save_netlink = fx.Exec("", {"iptables-save", "-t", "nat"}).out +
-                             fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
-  std::string exprs_netlink = MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", "ip", "nat",
-                                                "CNI-HOSTPORT-DNAT"});
-  std::vector<std::string> entries = LinesWith(save_netlink, "-A CNI-HOSTPORT-DNAT");
+  auto save = [&] {
+    return fx.Exec("", {"iptables-save", "-t", "nat"}).out + fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
+  };
+  std::string save_netlink = save();
+  std::vector<std::string> entries = LinesWith(save_netlink, "id: \\\"c1\\\"");
   REQUIRE(entries.size() == 4);  // tcp and udp, both families
+  std::string chain = entries.front().substr(entries.front().find(" -j CNI-DN-") + 4);
+  std::vector<std::string> chain_rules = LinesWith(save_netlink, "-A " + chain + " ");
+  // Per family and protocol: hairpin mark, DNAT; IPv4 also the localhost mark.
+  REQUIRE(chain_rules.size() == 10);
+  auto exprs = [&](const char* family) {
+    std::string out;
+    for (const std::string& c : {std::string("CNI-HOSTPORT-DNAT"), chain}) {
+      out += MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", family, "nat", c});
+    }
+    return LinesWith(out, "[ ");
+  };
+  std::vector<std::string> exprs_netlink = exprs("ip"), exprs6_netlink = exprs("ip6");
+  REQUIRE(exprs_netlink.size() > 40);  // c1's and c2's entries and c1's chain
   s.Must("ADD", 1);
-  std::string save_restore = fx.Exec("", {"iptables-save", "-t", "nat"}).out +
-                             fx.Exec("", {"ip6tables-save", "-t", "nat"}).out;
-  std::string exprs_restore = MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", "ip", "nat",
-                                                "CNI-HOSTPORT-DNAT"});
-  CHECK(LinesWith(save_restore, "-A CNI-HOSTPORT-DNAT") == entries);
+  std::string save_restore = save();
+  CHECK(LinesWith(save_restore, "id: \\\"c1\\\"") == entries);
+  CHECK(LinesWith(save_restore, "-A " + chain + " ") == chain_rules);
   // The same expressions, in the same order.
-  CHECK(LinesWith(exprs_restore, "[ ") == LinesWith(exprs_netlink, "[ "));
+  CHECK(exprs("ip") == exprs_netlink);
+  CHECK(exprs("ip6") == exprs6_netlink);
+  CHECK(absl::StrContains(save_restore, "-j DNAT --to-destination 10.90.0.3:80"));
+  CHECK(absl::StrContains(save_restore, "-j DNAT --to-destination [fd00:90::3]:53"));
+  s.Must("DEL", 2);
   CHECK(absl::StrContains(entries.front(), "-m comment --comment \"dnat name: \\\"pmnet\\\" id: \\\"c1\\\"\""));
   CHECK(absl::StrContains(save_netlink, "-m multiport --dports 9001 -j CNI-DN-"));
   s.Must("DEL", 1);

@@ -45,7 +45,9 @@ std::string PieceText(const NftPiece& p) {
     case Kind::kDestAddress: return AddressText(p, "daddr");
     case Kind::kDestPort: return absl::StrCat(ProtocolName(p.protocol), " dport ", p.port);
     case Kind::kL4Proto: return absl::StrCat("meta l4proto ", ProtocolName(p.protocol));
+    case Kind::kThDestPort: return absl::StrCat("th dport ", p.port);
     case Kind::kXtMatch: return absl::StrCat("xt match ", Quoted(p.text));
+    case Kind::kXtTarget: return absl::StrCat("xt target ", Quoted(p.text));
     case Kind::kCounter: return "counter";
     case Kind::kDestIsLocal: return "fib daddr type local";
     case Kind::kInInterface: return absl::StrCat("iifname ", Quoted(p.text));
@@ -94,6 +96,10 @@ NftRuleSpec& NftRuleSpec::XtMatch(absl::string_view name, uint32_t revision, std
   return Add({.kind = Kind::kXtMatch, .text = std::string(name), .revision = revision, .info = std::move(info)});
 }
 NftRuleSpec& NftRuleSpec::Counter() { return Add({.kind = Kind::kCounter}); }
+NftRuleSpec& NftRuleSpec::ThDestPort(uint16_t port) { return Add({.kind = Kind::kThDestPort, .port = port}); }
+NftRuleSpec& NftRuleSpec::XtTarget(absl::string_view name, uint32_t revision, std::string info) {
+  return Add({.kind = Kind::kXtTarget, .text = std::string(name), .revision = revision, .info = std::move(info)});
+}
 NftRuleSpec& NftRuleSpec::DestIsLocal() { return Add({.kind = Kind::kDestIsLocal}); }
 NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name) {
   return Add({.kind = Kind::kInInterface, .text = std::string(name)});
@@ -134,8 +140,9 @@ uint8_t NftRuleSpec::L4Protocol() const {
   return 0;
 }
 
-bool NftRuleSpec::HasXtMatch() const {
-  return std::any_of(pieces_.begin(), pieces_.end(), [](const NftPiece& p) { return p.kind == Kind::kXtMatch; });
+bool NftRuleSpec::HasXt() const {
+  return std::any_of(pieces_.begin(), pieces_.end(),
+                     [](const NftPiece& p) { return p.kind == Kind::kXtMatch || p.kind == Kind::kXtTarget; });
 }
 
 std::string NftCommand::ToText() const {

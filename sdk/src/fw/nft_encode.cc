@@ -73,7 +73,9 @@ class ExprWriter {
           return true;
         }
         return MetaCmp(NFT_META_L4PROTO, &p.protocol, 1);
-      case Kind::kXtMatch: return XtMatch(p);
+      case Kind::kThDestPort: return DestPort(p.port);
+      case Kind::kXtMatch: return Xt(p, "match", NFTA_MATCH_NAME, NFTA_MATCH_REV, NFTA_MATCH_INFO);
+      case Kind::kXtTarget: return Xt(p, "target", NFTA_TARGET_NAME, NFTA_TARGET_REV, NFTA_TARGET_INFO);
       case Kind::kCounter:
         return Begin("counter") && nla_put_u64(msg_, NFTA_COUNTER_BYTES, 0) == 0 &&
                nla_put_u64(msg_, NFTA_COUNTER_PACKETS, 0) == 0 && End();
@@ -159,14 +161,14 @@ class ExprWriter {
            Cmp(NFT_CMP_EQ, value, len);
   }
 
-  // nft_compat's "match": the xtables match by name and revision, with its
-  // info struct; the kernel checks the size against the match's own.
-  bool XtMatch(const NftPiece& p) {
+  // nft_compat's "match" or "target": the xtables extension by name and
+  // revision, with its info struct; the kernel checks the size against the
+  // extension's own.
+  bool Xt(const NftPiece& p, const char* expr, int name_attr, int rev_attr, int info_attr) {
     std::string info = p.info;
     info.resize((info.size() + 7) / 8 * 8, '\0');  // XT_ALIGN
-    return Begin("match") && nla_put_string(msg_, NFTA_MATCH_NAME, p.text.c_str()) == 0 &&
-           U32(NFTA_MATCH_REV, p.revision) &&
-           nla_put(msg_, NFTA_MATCH_INFO, static_cast<int>(info.size()), info.data()) == 0 && End();
+    return Begin(expr) && nla_put_string(msg_, name_attr, p.text.c_str()) == 0 && U32(rev_attr, p.revision) &&
+           nla_put(msg_, info_attr, static_cast<int>(info.size()), info.data()) == 0 && End();
   }
 
   bool Payload(uint32_t base, uint32_t offset, uint32_t len) {
@@ -243,9 +245,10 @@ absl::Status PutRule(const NftCommand& c, uint8_t family, nl_msg* msg) {
     if (p.kind == Kind::kComment) comment = p.text;
   }
   nla_nest_end(msg, list);
-  if (c.rule.HasXtMatch()) {
-    // xtables matches check the rule's protocol (e.g. multiport wants tcp,
-    // udp or sctp): nft_compat takes it from here, as iptables-nft sends it.
+  if (c.rule.HasXt()) {
+    // xtables extensions check the rule's protocol (e.g. multiport wants
+    // tcp, udp or sctp): nft_compat takes it from here, as iptables-nft
+    // sends it.
     nlattr* compat = nla_nest_start(msg, NFTA_RULE_COMPAT);
     if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(c.rule.L4Protocol())) < 0 ||
         nla_put_u32(msg, NFTA_RULE_COMPAT_FLAGS, 0) < 0) {

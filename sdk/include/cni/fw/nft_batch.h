@@ -42,7 +42,9 @@ struct NftPiece {
     kDestAddress,    // ip/ip6 daddr [!=] prefix
     kDestPort,       // tcp/udp/sctp dport port
     kL4Proto,        // meta l4proto tcp/udp/sctp (iptables' -p)
+    kThDestPort,     // th dport port (the protocol checked before)
     kXtMatch,        // an xtables match through nft_compat (iptables-nft's -m)
+    kXtTarget,       // an xtables target through nft_compat (iptables-nft's -j)
     kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
     kInInterface,    // iifname "text"
@@ -64,8 +66,8 @@ struct NftPiece {
   uint8_t protocol = 0;   // kDestPort: IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP
   net::MacAddress mac;    // kEtherSource
   std::string text;       // names, chains, raw text, comment, xt match name
-  uint32_t revision = 0;  // kXtMatch
-  std::string info;       // kXtMatch: the match's binary info, as the kernel's struct
+  uint32_t revision = 0;  // kXtMatch, kXtTarget
+  std::string info;       // kXtMatch, kXtTarget: the kernel struct of its options
 };
 
 // A rule: matches, then statements, then at most one comment, in the order
@@ -82,6 +84,9 @@ class NftRuleSpec {
   NftRuleSpec& DestPort(absl::string_view protocol, uint16_t port);
   // "meta l4proto tcp" (iptables' `-p tcp`); "tcp", "udp" or "sctp".
   NftRuleSpec& L4Proto(absl::string_view protocol);
+  // "th dport 8080": the transport header's destination port, the protocol
+  // having been matched before (L4Proto), as iptables-nft writes --dport.
+  NftRuleSpec& ThDestPort(uint16_t port);
   // An xtables match (`-m name`) as iptables-nft writes it: a "match"
   // expression of nft_compat carrying the match's kernel struct (`info`,
   // padded to 8 bytes). The rule then also carries the compat attribute with
@@ -89,6 +94,10 @@ class NftRuleSpec {
   // iptables-nft sends it. nft cannot parse it back, so such a rule is
   // written over netlink only (its text is for messages).
   NftRuleSpec& XtMatch(absl::string_view name, uint32_t revision, std::string info);
+  // An xtables target (`-j NAME`, e.g. DNAT) as iptables-nft writes it: a
+  // "target" expression of nft_compat with the target's kernel struct; like
+  // XtMatch, the rule carries the compat attribute, and is netlink only.
+  NftRuleSpec& XtTarget(absl::string_view name, uint32_t revision, std::string info);
   // "counter" (iptables-nft puts one in every rule).
   NftRuleSpec& Counter();
   // "fib daddr type local": the destination is one of this host's addresses.
@@ -123,8 +132,8 @@ class NftRuleSpec {
   bool HasText() const;
   // The protocol of its first L4Proto piece, 0 when none.
   uint8_t L4Protocol() const;
-  // Whether a piece is an xtables match.
-  bool HasXtMatch() const;
+  // Whether a piece is an xtables match or target.
+  bool HasXt() const;
 
  private:
   NftRuleSpec& Add(NftPiece piece);
