@@ -44,6 +44,9 @@ constexpr const char* kMasq = "CNI-HOSTPORT-MASQ";
 constexpr size_t kMaxComment = 256;      // iptables' comment limit
 constexpr size_t kMultiportMax = 15;     // ports per multiport match
 
+// The nf_tables family of iptables-nft's tables.
+const char* Family(bool v6) { return v6 ? "ip6" : "ip"; }
+
 std::string DnatComment(const std::string& network, const std::string& id) {
   std::string c = absl::StrCat("dnat name: \"", network, "\" id: \"", id, "\"");
   if (c.size() > kMaxComment) c.resize(kMaxComment - 3), c += "...";
@@ -218,7 +221,7 @@ NatState FromSnapshot(const fw::IptTable& t, const std::string& chain) {
 // iptables-nft, or a failed lookup).
 std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
   if (!fw::IptablesIsNft(v6)) return std::nullopt;
-  const char* family = v6 ? "ip6" : "ip";
+  const char* family = Family(v6);
   absl::StatusOr<bool> mine = fw::Nft::HasChain(family, "nat", chain);
   if (!mine.ok() || *mine) return std::nullopt;
   bool failed = false;
@@ -227,8 +230,10 @@ std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
     failed = failed || !h.ok();
     return h.ok() && *h;
   };
-  auto rules = [&](const char* name) {
-    absl::StatusOr<std::vector<fw::NftRule>> r = fw::Nft::ListRules(family, "nat", name);
+  // `limit` 0: every rule of the chain.
+  auto rules = [&](const char* name, size_t limit = 0) {
+    absl::StatusOr<std::vector<fw::NftRule>> r = limit > 0 ? fw::Nft::ListFirstRules(family, "nat", name, limit)
+                                                           : fw::Nft::ListRules(family, "nat", name);
     failed = failed || !r.ok();
     return r.ok() ? *r : std::vector<fw::NftRule>{};
   };
@@ -238,9 +243,9 @@ std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
   };
   NatState s;
   s.has_set_mark = has(kSetMark);
-  s.set_mark_empty = rules(kSetMark).empty();
+  s.set_mark_empty = !s.has_set_mark || rules(kSetMark, 1).empty();
   s.has_masq = has(kMasq);
-  s.masq_empty = rules(kMasq).empty();
+  s.masq_empty = !s.has_masq || rules(kMasq, 1).empty();
   s.postrouting_to_masq = jumps("POSTROUTING", kMasq);
   s.has_dnat = has(kDnat);
   s.prerouting_to_dnat = jumps("PREROUTING", kDnat);
@@ -295,7 +300,7 @@ absl::Status ForwardOnce(const Config& c, const DnatRules& d, const net::IpPrefi
       if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) return st;
     }
     // A failure here leaves nothing of the container; the retry looks again.
-    const char* family = v6 ? "ip6" : "ip";
+    const char* family = Family(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
     for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
@@ -318,8 +323,6 @@ absl::Status ForwardOnce(const Config& c, const DnatRules& d, const net::IpPrefi
 }  // namespace
 
 namespace {
-const char* Family(bool v6) { return v6 ? "ip6" : "ip"; }
-
 // With iptables-nft: records the handles of the container's jumps from
 // CNI-HOSTPORT-DNAT (rule_record.h), so that DEL need not list the chain.
 // They are the `inserted` ones when ADD wrote them over netlink. Else
@@ -335,8 +338,9 @@ void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
   Record record = store.Load(id).value_or(Record{});
   record.tables.erase(family);
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
+  // Only the netlink path (iptables-nft) fills `inserted`; otherwise ask.
+  if (!inserted.has_value() && !fw::IptablesIsNft(v6)) return store.Remove(id);
   std::vector<fw::NftRule> jumps;
-  absl::StatusOr<std::optional<uint64_t>> table = fw::Nft::TableHandle(family, "nat");
   if (inserted.has_value()) {
     jumps = *inserted;
   } else if (absl::StatusOr<std::vector<fw::NftRule>> first =
@@ -346,9 +350,8 @@ void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
       if (r.jump == d.chain) jumps.push_back(r);
     }
   }
-  if (!fw::IptablesIsNft(v6) || !table.ok() || !table->has_value() || jumps.size() != d.entries.size()) {
-    return store.Remove(id);
-  }
+  absl::StatusOr<std::optional<uint64_t>> table = fw::Nft::TableHandle(family, "nat");
+  if (!table.ok() || !table->has_value() || jumps.size() != d.entries.size()) return store.Remove(id);
   record.tables[family] = **table;
   record.rules.insert(record.rules.end(), jumps.begin(), jumps.end());
   store.Save(id, record);
@@ -419,13 +422,14 @@ absl::Status Unforward(const std::string& network, const std::string& id, bool p
   auto one = [&](bool v6) {
     if (!fw::IptablesAvailable(v6)) return;
     // With iptables-nft the probe costs no program run: always ask first.
-    if (probe_first || fw::IptablesIsNft(v6)) {
+    const bool nft = fw::IptablesIsNft(v6);
+    if (probe_first || nft) {
       // No DN- chain: nothing of this container's (upstream's old SN- chain
       // always came with a DN- chain). A failed probe falls through to the
       // full read.
       absl::StatusOr<bool> has = fw::IptablesHasChain(v6, "nat", dn);
       if (has.ok() && !*has) return;
-      if (has.ok() && fw::IptablesIsNft(v6)) {
+      if (has.ok() && nft) {
         // By the recorded handles, else by listing the entry chain, else
         // (below) as with iptables-legacy.
         std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(record, Family(v6));

@@ -89,15 +89,19 @@ std::optional<Record> RecordStore::Load(const std::string& id) const {
 void RecordStore::Save(const std::string& id, const Record& record) const {
   std::string path = PathOf(id);
   if (path.empty()) return;
-  // /run/cni may not exist yet (tuning keeps its state under it too).
-  for (size_t slash = dir_.find('/', 1); slash != std::string::npos; slash = dir_.find('/', slash + 1)) {
-    mkdir(dir_.substr(0, slash).c_str(), 0755);
-  }
-  mkdir(dir_.c_str(), 0755);
   // "~" cannot be part of a container ID, so the temporary name is no record.
   std::string tmp = absl::StrCat(path, "~");
   std::string text = Serialize(record);
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT) {
+    // The first record since boot: make the directories (/run/cni may not
+    // exist yet either).
+    for (size_t slash = dir_.find('/', 1); slash != std::string::npos; slash = dir_.find('/', slash + 1)) {
+      mkdir(dir_.substr(0, slash).c_str(), 0755);
+    }
+    mkdir(dir_.c_str(), 0755);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
   bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (fd >= 0 && close(fd) != 0) ok = false;
   if (ok && rename(tmp.c_str(), path.c_str()) == 0) return;

@@ -50,23 +50,36 @@ namespace {
 constexpr int kAttrMax = 32;
 static_assert(NFTA_RULE_MAX <= kAttrMax && NFTA_CHAIN_MAX <= kAttrMax);
 
-// A GET request of nf_tables (`msg_type`) for family number `fam` with the
-// given string attributes; null when out of memory.
-net::NlMsgPtr Request(int msg_type, int flags, uint8_t fam, const std::vector<std::pair<int, std::string>>& attrs) {
+using Attrs = std::vector<std::pair<int, std::string>>;
+
+absl::Status Failed(const char* what, absl::string_view why) {
+  return Error(ErrorCode::kInternal, absl::StrCat("nftables: ", what, ": ", why));
+}
+
+// A new NETLINK_NETFILTER socket that has sent the GET `msg_type` (with
+// `flags`, e.g. NLM_F_DUMP) for `family` with the string attributes `attrs`.
+absl::StatusOr<net::NlSockPtr> SendGet(int msg_type, int flags, absl::string_view family, const Attrs& attrs,
+                                       const char* what) {
+  absl::StatusOr<uint8_t> fam = FamilyNumber(family);
+  if (!fam.ok()) return fam.status();
+  net::NlSockPtr sock(nl_socket_alloc());
   net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, NLM_F_REQUEST | flags));
-  if (!msg) return nullptr;
-  nfgenmsg hdr{.nfgen_family = fam, .version = NFNETLINK_V0, .res_id = 0};
-  if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return nullptr;
+  if (!sock || !msg) return Failed(what, "out of memory");
+  if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return Failed(what, nl_geterror(err));
+  nfgenmsg hdr{.nfgen_family = *fam, .version = NFNETLINK_V0, .res_id = 0};
+  if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return Failed(what, "message too long");
   for (const auto& [type, value] : attrs) {
-    if (nla_put_string(msg.get(), type, value.c_str()) < 0) return nullptr;
+    if (nla_put_string(msg.get(), type, value.c_str()) < 0) return Failed(what, "message too long");
   }
-  return msg;
+  if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return Failed(what, nl_geterror(err));
+  return sock;
 }
 
 // One dump: `msg_type` for table `family` `table` (and `chain`, for rules),
-// every answer's attributes handed to `each` until it returns false. A missing table is success with no answers. A dump
-// interrupted by a concurrent change (NLM_F_DUMP_INTR) is repeated after
-// `restart`, so the listing is consistent.
+// every answer's attributes handed to `each` until it returns false. A
+// missing table is success with no answers. A dump interrupted by a
+// concurrent change (NLM_F_DUMP_INTR) is repeated after `restart`, so the
+// listing is consistent.
 //
 // The answers are read straight off the socket into one large buffer: with
 // libnl's receive loop (a peek and a copy per message) listing 2,000 rules
@@ -74,27 +87,18 @@ net::NlMsgPtr Request(int msg_type, int flags, uint8_t fam, const std::vector<st
 absl::Status Dump(int msg_type, absl::string_view family, absl::string_view table, absl::string_view chain,
                   const char* what, const std::function<bool(nlattr** tb)>& each,
                   const std::function<void()>& restart) {
-  absl::StatusOr<uint8_t> fam = FamilyNumber(family);
-  if (!fam.ok()) return fam.status();
-  auto failed = [what](absl::string_view why) {
-    return Error(ErrorCode::kInternal, absl::StrCat("nftables: ", what, ": ", why));
-  };
-  std::string table_name(table);
+  auto failed = [what](absl::string_view why) { return Failed(what, why); };
+  // NFTA_RULE_TABLE == NFTA_CHAIN_TABLE: the dump's table filter; a rule
+  // dump also takes a chain (the kernel then walks only that chain).
+  Attrs filter = {{NFTA_RULE_TABLE, std::string(table)}};
+  if (!chain.empty()) filter.emplace_back(NFTA_RULE_CHAIN, std::string(chain));
   // The kernel fills a dump datagram up to the reader's buffer size, at most
   // 32 KiB; a bigger buffer gains nothing.
   std::vector<char> buf(64 * 1024);
   for (int attempt = 0;; ++attempt) {
-    net::NlSockPtr sock(nl_socket_alloc());
-    if (!sock) return failed("out of memory");
-    if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return failed(nl_geterror(err));
-    // NFTA_RULE_TABLE == NFTA_CHAIN_TABLE: the dump's table filter; a rule
-    // dump also takes a chain (the kernel then walks only that chain).
-    std::vector<std::pair<int, std::string>> filter = {{NFTA_RULE_TABLE, table_name}};
-    if (!chain.empty()) filter.emplace_back(NFTA_RULE_CHAIN, std::string(chain));
-    net::NlMsgPtr msg = Request(msg_type, NLM_F_DUMP, *fam, filter);
-    if (!msg) return failed("out of memory");
-    if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return failed(nl_geterror(err));
-    int fd = nl_socket_get_fd(sock.get());
+    absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, NLM_F_DUMP, family, filter, what);
+    if (!sock.ok()) return sock.status();
+    int fd = nl_socket_get_fd(sock->get());
     bool done = false, interrupted = false;
     while (!done) {
       ssize_t n = recv(fd, buf.data(), buf.size(), 0);
@@ -131,24 +135,15 @@ absl::Status Dump(int msg_type, absl::string_view family, absl::string_view tabl
 // One object by name (a GET without NLM_F_DUMP): its attributes go to `each`.
 // Returns false, and does not call `each`, when the kernel answers ENOENT
 // (no such table, or no such object in it).
-absl::StatusOr<bool> GetOne(int msg_type, absl::string_view family,
-                            const std::vector<std::pair<int, std::string>>& attrs, const char* what,
+absl::StatusOr<bool> GetOne(int msg_type, absl::string_view family, const Attrs& attrs, const char* what,
                             const std::function<void(nlattr** tb)>& each) {
-  absl::StatusOr<uint8_t> fam = FamilyNumber(family);
-  if (!fam.ok()) return fam.status();
-  auto failed = [what](absl::string_view why) {
-    return Error(ErrorCode::kInternal, absl::StrCat("nftables: ", what, ": ", why));
-  };
-  net::NlSockPtr sock(nl_socket_alloc());
-  if (!sock) return failed("out of memory");
-  if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return failed(nl_geterror(err));
-  net::NlMsgPtr msg = Request(msg_type, 0, *fam, attrs);
-  if (!msg) return failed("out of memory");
-  if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return failed(nl_geterror(err));
+  auto failed = [what](absl::string_view why) { return Failed(what, why); };
+  absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, 0, family, attrs, what);
+  if (!sock.ok()) return sock.status();
   // Without NLM_F_ACK the answer is one message: the object or an error.
   std::vector<char> buf(16 * 1024);
   for (;;) {
-    ssize_t n = recv(nl_socket_get_fd(sock.get()), buf.data(), buf.size(), 0);
+    ssize_t n = recv(nl_socket_get_fd(sock->get()), buf.data(), buf.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return failed(strerror(errno));
     int left = static_cast<int>(n);
