@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -93,19 +94,22 @@ absl::Status Dump(int msg_type, absl::string_view family, absl::string_view tabl
   Attrs filter = {{NFTA_RULE_TABLE, std::string(table)}};
   if (!chain.empty()) filter.emplace_back(NFTA_RULE_CHAIN, std::string(chain));
   // The kernel fills a dump datagram up to the reader's buffer size, at most
-  // 32 KiB; a bigger buffer gains nothing.
-  std::vector<char> buf(64 * 1024);
+  // 32 KiB; a bigger buffer gains nothing. Left uninitialised: the kernel
+  // writes what it sends, and zeroing 64 KiB in a fresh process is 16 page
+  // faults on every listing.
+  constexpr size_t kBufSize = 64 * 1024;
+  std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBufSize);
   for (int attempt = 0;; ++attempt) {
     absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, NLM_F_DUMP, family, filter, what);
     if (!sock.ok()) return sock.status();
     int fd = nl_socket_get_fd(sock->get());
     bool done = false, interrupted = false;
     while (!done) {
-      ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+      ssize_t n = recv(fd, buf.get(), kBufSize, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return failed(strerror(errno));
       int left = static_cast<int>(n);
-      for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+      for (auto* h = reinterpret_cast<nlmsghdr*>(buf.get()); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
         if (h->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
         if (h->nlmsg_type == NLMSG_DONE) {
           done = true;
@@ -141,13 +145,14 @@ absl::StatusOr<bool> GetOne(int msg_type, absl::string_view family, const Attrs&
   absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, 0, family, attrs, what);
   if (!sock.ok()) return sock.status();
   // Without NLM_F_ACK the answer is one message: the object or an error.
-  std::vector<char> buf(16 * 1024);
+  constexpr size_t kBufSize = 16 * 1024;
+  std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBufSize);  // see Dump
   for (;;) {
-    ssize_t n = recv(nl_socket_get_fd(sock->get()), buf.data(), buf.size(), 0);
+    ssize_t n = recv(nl_socket_get_fd(sock->get()), buf.get(), kBufSize, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return failed(strerror(errno));
     int left = static_cast<int>(n);
-    auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+    auto* h = reinterpret_cast<nlmsghdr*>(buf.get());
     if (!NLMSG_OK(h, left)) return failed("truncated answer");
     if (h->nlmsg_type == NLMSG_ERROR) {
       int err = static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
