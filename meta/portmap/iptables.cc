@@ -44,9 +44,6 @@ constexpr const char* kMasq = "CNI-HOSTPORT-MASQ";
 constexpr size_t kMaxComment = 256;      // iptables' comment limit
 constexpr size_t kMultiportMax = 15;     // ports per multiport match
 
-// The nf_tables family of iptables-nft's tables.
-const char* Family(bool v6) { return v6 ? "ip6" : "ip"; }
-
 std::string DnatComment(const std::string& network, const std::string& id) {
   std::string c = absl::StrCat("dnat name: \"", network, "\" id: \"", id, "\"");
   if (c.size() > kMaxComment) c.resize(kMaxComment - 3), c += "...";
@@ -221,7 +218,7 @@ NatState FromSnapshot(const fw::IptTable& t, const std::string& chain) {
 // iptables-nft, or a failed lookup).
 std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
   if (!fw::IptablesIsNft(v6)) return std::nullopt;
-  const char* family = Family(v6);
+  const char* family = NftFamily(v6);
   absl::StatusOr<bool> mine = fw::Nft::HasChain(family, "nat", chain);
   if (!mine.ok() || *mine) return std::nullopt;
   bool failed = false;
@@ -300,7 +297,7 @@ absl::Status ForwardOnce(const Config& c, const DnatRules& d, const net::IpPrefi
       if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) return st;
     }
     // A failure here leaves nothing of the container; the retry looks again.
-    const char* family = Family(v6);
+    const char* family = NftFamily(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
     for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
@@ -334,7 +331,7 @@ void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   if (!store.enabled()) return;
-  const char* family = Family(v6);
+  const char* family = NftFamily(v6);
   Record record = store.Load(id).value_or(Record{});
   record.tables.erase(family);
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
@@ -350,9 +347,7 @@ void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
       if (r.jump == d.chain) jumps.push_back(r);
     }
   }
-  absl::StatusOr<std::optional<uint64_t>> table = fw::Nft::TableHandle(family, "nat");
-  if (!table.ok() || !table->has_value() || jumps.size() != d.entries.size()) return store.Remove(id);
-  record.tables[family] = **table;
+  if (jumps.size() != d.entries.size() || !NoteTable(record, family, "nat")) return store.Remove(id);
   record.rules.insert(record.rules.end(), jumps.begin(), jumps.end());
   store.Save(id, record);
 }
@@ -377,7 +372,7 @@ namespace {
 // `jumps`: the recorded jumps into the chain; nullopt lists the chain.
 absl::Status UnforwardOverNetlink(bool v6, const std::string& dn, const std::string& sn,
                                   const std::optional<std::vector<fw::NftRule>>& jumps) {
-  const char* family = Family(v6);
+  const char* family = NftFamily(v6);
   absl::StatusOr<bool> has_sn = fw::Nft::HasChain(family, "nat", sn);
   if (!has_sn.ok()) return has_sn.status();
   if (*has_sn) return absl::FailedPreconditionError("an SN- chain exists");
@@ -400,11 +395,7 @@ absl::Status UnforwardOverNetlink(bool v6, const std::string& dn, const std::str
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
 std::optional<std::vector<fw::NftRule>> RecordedJumps(const std::optional<Record>& record, const char* family) {
-  if (!record.has_value()) return std::nullopt;
-  auto it = record->tables.find(family);
-  if (it == record->tables.end()) return std::nullopt;
-  absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, "nat");
-  if (!now.ok() || *now != it->second) return std::nullopt;
+  if (!record.has_value() || !TableUnchanged(*record, family, "nat")) return std::nullopt;
   std::vector<fw::NftRule> jumps;
   for (const fw::NftRule& r : record->rules) {
     if (r.family == family && r.table == "nat" && r.chain == kDnat) jumps.push_back(r);
@@ -432,7 +423,7 @@ absl::Status Unforward(const std::string& network, const std::string& id, bool p
       if (has.ok() && nft) {
         // By the recorded handles, else by listing the entry chain, else
         // (below) as with iptables-legacy.
-        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(record, Family(v6));
+        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(record, NftFamily(v6));
         if (recorded.has_value() && UnforwardOverNetlink(v6, dn, sn, recorded).ok()) return;
         if (UnforwardOverNetlink(v6, dn, sn, std::nullopt).ok()) return;
       }

@@ -1,6 +1,7 @@
 // nftables backend: tables ip/ip6 cni_hostport as upstream's knftables code
 // builds them. Every rule of a container carries its ID as the comment, which
 // is how DEL/GC find them (and how upstream's DEL finds ours).
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -21,11 +22,9 @@ constexpr const char* kHostPorts = "hostports";
 constexpr const char* kHostIpHostPorts = "hostip_hostports";
 constexpr const char* kMasq = "masquerading";
 
-const char* Family(bool v6) { return v6 ? "ip6" : "ip"; }
-
 // The rules of one family's table that belong to `id`.
 absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id) {
-  absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
+  absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(NftFamily(v6), kTable);
   if (!all.ok()) return all.status();
   std::vector<fw::NftRule> mine;
   for (const fw::NftRule& r : *all) {
@@ -44,7 +43,7 @@ fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
 
 void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   bool v6 = !addr.is_v4();
-  const char* fam = Family(v6);
+  const char* fam = NftFamily(v6);
   const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
   b.AddTable(fam, kTable, "CNI portmap plugin");
   b.AddChain(fam, kTable, kHostPorts);
@@ -103,11 +102,8 @@ absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(const std::string& id) {
 // Whether `record` can be trusted: every table it names still has the
 // handle it had when the rules were made.
 bool Trusted(const Record& record) {
-  for (const auto& [family, handle] : record.tables) {
-    absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, kTable);
-    if (!now.ok() || *now != handle) return false;
-  }
-  return true;
+  return std::all_of(record.tables.begin(), record.tables.end(),
+                     [&](const auto& noted) { return TableUnchanged(record, noted.first, kTable); });
 }
 
 // Records the container's rules among those a commit just added (not the
@@ -117,11 +113,7 @@ void Remember(const RecordStore& store, const std::string& id, const std::vector
   Record record;
   for (const fw::NftRule& r : added) {
     if (r.comment != id) continue;
-    if (record.tables.count(r.family) == 0) {
-      absl::StatusOr<std::optional<uint64_t>> handle = fw::Nft::TableHandle(r.family, kTable);
-      if (!handle.ok() || !handle->has_value()) return store.Remove(id);
-      record.tables[r.family] = **handle;
-    }
+    if (record.tables.count(r.family) == 0 && !NoteTable(record, r.family, kTable)) return store.Remove(id);
     record.rules.push_back(r);
   }
   store.Save(id, record);
@@ -212,7 +204,7 @@ absl::Status Check(const Config& c, const std::string& id, const std::vector<net
     size_t want_dnat = MappingsFor(c, a).size();
     size_t want_masq = (c.snat && want_dnat > 0) ? (v6 ? 1 : 2) : 0;
     if (dnat < want_dnat || masq < want_masq) {
-      return Error(ErrorCode::kInternal, absl::StrCat("portmap: missing ", Family(v6), " ", kTable, " rules for ",
+      return Error(ErrorCode::kInternal, absl::StrCat("portmap: missing ", NftFamily(v6), " ", kTable, " rules for ",
                                                       a.addr().ToString(), " (found ", dnat, " DNAT, ", masq,
                                                       " masquerade)"));
     }
@@ -223,7 +215,7 @@ absl::Status Check(const Config& c, const std::string& id, const std::vector<net
 absl::Status Gc(const std::vector<std::string>& valid_ids) {
   fw::NftBatch b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(Family(v6), kTable);
+    absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(NftFamily(v6), kTable);
     if (!all.ok()) return all.status();
     for (const fw::NftRule& r : *all) {
       if (r.comment.empty()) continue;  // the hook chains' jumps

@@ -24,6 +24,10 @@ PluginFuncs Funcs();
 std::vector<std::string> SupportedVersions();
 
 // --- backends (nftables.cc, iptables.cc) ------------------------------------
+// The nf_tables family of an address family: both backends' tables (with
+// iptables-nft, iptables' tables are nf_tables tables too).
+inline const char* NftFamily(bool v6) { return v6 ? "ip6" : "ip"; }
+
 // Forward: install the rules for every address in `addrs` (at most one per
 // family) in one transaction (nftables) / one commit per family (iptables),
 // replacing this container's earlier rules. Unforward: remove this

@@ -65,6 +65,20 @@ std::string Serialize(const Record& r) {
 
 }  // namespace
 
+bool TableUnchanged(const Record& record, const std::string& family, const char* table) {
+  auto noted = record.tables.find(family);
+  if (noted == record.tables.end()) return false;
+  absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, table);
+  return now.ok() && *now == noted->second;
+}
+
+bool NoteTable(Record& record, const std::string& family, const char* table) {
+  absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, table);
+  if (!now.ok() || !now->has_value()) return false;
+  record.tables[family] = **now;
+  return true;
+}
+
 RecordStore RecordStore::ForCurrentNetns(std::string dir) {
   absl::StatusOr<uint64_t> cookie = net::CurrentNetnsCookie();
   if (!cookie.ok()) return RecordStore(std::move(dir), "");

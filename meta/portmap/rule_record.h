@@ -39,6 +39,14 @@ struct Record {
   std::vector<fw::NftRule> rules;          // each with family, table, chain and handle
 };
 
+// Whether `family`'s `table` still has the handle `record` noted for it:
+// only then do the record's rule handles name the rules it made. False when
+// none was noted or the lookup fails.
+bool TableUnchanged(const Record& record, const std::string& family, const char* table);
+// Notes the handle `family`'s `table` has now. False when it has none or the
+// lookup fails: nothing may then be recorded for that table.
+bool NoteTable(Record& record, const std::string& family, const char* table);
+
 // The records of the calling thread's network namespace.
 class RecordStore {
  public:
