@@ -14,6 +14,7 @@ namespace {
 // Payload type URLs under which the CNI code and details ride on a status.
 constexpr absl::string_view kCodeUrl = "cni.dev/error-code";
 constexpr absl::string_view kDetailsUrl = "cni.dev/error-details";
+constexpr absl::string_view kErrnoUrl = "cni.dev/errno";
 
 // absl::Status needs a canonical code; map the CNI code to the closest one so
 // logs read sensibly. The CNI code in the payload is what counts.
@@ -69,6 +70,23 @@ int CodeOf(const absl::Status& status) {
 std::string DetailsOf(const absl::Status& status) {
   auto payload = status.GetPayload(kDetailsUrl);
   return payload ? std::string(*payload) : std::string();
+}
+
+absl::Status WithErrno(absl::Status status, int err) {
+  if (status.ok() || err == 0) return status;
+  status.SetPayload(kErrnoUrl, absl::Cord(absl::StrCat(err)));
+  return status;
+}
+
+absl::Status ErrnoError(int err, absl::string_view what) {
+  return WithErrno(absl::ErrnoToStatus(err, what), err);
+}
+
+int ErrnoOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kErrnoUrl);
+  int err = 0;
+  if (payload && absl::SimpleAtoi(std::string(*payload), &err)) return err;
+  return 0;
 }
 
 absl::Status Annotate(const absl::Status& status, absl::string_view context) {

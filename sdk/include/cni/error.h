@@ -54,6 +54,17 @@ std::string DetailsOf(const absl::Status& status);
 // keeping its code and details. Use it to name the operation and the object.
 absl::Status Annotate(const absl::Status& status, absl::string_view context);
 
+// The errno of a failed system call rides on the status too, so callers test
+// the cause (EEXIST, ENOENT, EBUSY...) instead of matching message text.
+// Returns `status` with `err` attached (an OK status stays OK).
+absl::Status WithErrno(absl::Status status, int err);
+// A failed status for a system call that set `err`: "<what>: <strerror>",
+// carrying `err` and the canonical code absl maps it to (no CNI code: the
+// caller attaches one when the failure is the user's).
+absl::Status ErrnoError(int err, absl::string_view what);
+// The errno attached to `status`, or 0 when none.
+int ErrnoOf(const absl::Status& status);
+
 // Every failure in one status (DEL reports them all, not just the first):
 // OK when empty, the failure itself when one, else the messages joined by
 // "; " under the first failure's CNI code.
