@@ -1,5 +1,6 @@
 #include "cni/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -93,9 +94,36 @@ std::optional<uint64_t> AsUint64(const Json& v) {
   return std::nullopt;
 }
 
+// The deepest nesting of arrays and objects in `bytes` (strings skipped),
+// measured before parsing so that a hostile document costs one linear scan.
+size_t NestingDepth(absl::string_view bytes) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : bytes) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 absl::StatusOr<Json> ParseJson(absl::string_view bytes) {
+  // Printing and destroying a value recurse per level; a configuration is a
+  // few levels deep. Upstream's decoder refuses deep documents too (code 6).
+  if (NestingDepth(bytes) > kMaxJsonDepth) {
+    return Error(ErrorCode::kDecodingFailure,
+                 absl::StrCat("invalid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
+  }
   // The one place nlohmann may throw: turn its parse error into code 6.
   try {
     return Json::parse(bytes.begin(), bytes.end());

@@ -77,10 +77,59 @@ absl::Status CheckNotOwnNetns(absl::string_view netns, const std::string& own_pa
   return absl::OkStatus();
 }
 
+// Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+bool IsValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// ADD prints CNI_IFNAME and CNI_NETNS back in the result ("name",
+// "sandbox"), and a JSON document can only hold UTF-8: a name that cannot be
+// printed is refused here, before any side effect, rather than after the
+// interface exists (upstream prints U+FFFD instead, naming an interface that
+// does not exist). DEL and CHECK print nothing and take any name.
+absl::Status CheckPrintableEnv(const std::map<std::string, std::string>& env) {
+  for (const char* key : {"CNI_IFNAME", "CNI_NETNS", "CNI_CONTAINERID"}) {
+    if (!IsValidUtf8(Get(env, key))) {
+      return Error(ErrorCode::kInvalidEnvironment, absl::StrCat(key, " is not valid UTF-8"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Validates the environment and the configuration for `cmd` and builds CmdArgs.
 absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info,
                                      const std::string& cmd) {
   if (absl::Status s = CheckRequiredEnv(io.env, cmd); !s.ok()) return s;
+  if (cmd == "ADD") {
+    if (absl::Status s = CheckPrintableEnv(io.env); !s.ok()) return s;
+  }
   CmdArgs a;
   a.command = cmd;
   a.container_id = Get(io.env, "CNI_CONTAINERID");
@@ -152,7 +201,9 @@ absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& 
     std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
     absl::StatusOr<Json> json = ResultToJson(*result, version);
     if (!json.ok()) return json.status();
-    out << json->dump(4) << "\n";  // indented, as upstream prints results
+    // Indented, as upstream prints results. `replace`: printing must not be
+    // able to fail (or throw) after the handler has kept its side effects.
+    out << json->dump(4, ' ', false, Json::error_handler_t::replace) << "\n";
     return absl::OkStatus();
   }
   const Handler* h = cmd == "DEL" ? &funcs.del
@@ -177,6 +228,21 @@ std::string ErrorVersion(absl::string_view stdin_data) {
     }
   }
   return std::string(kCurrentVersion);
+}
+
+// Parses, validates and dispatches, turning any exception a handler or a
+// library lets escape into an error document: catching it here unwinds the
+// handler's stack, so its scope guards roll back what it had done.
+absl::Status GuardedDispatch(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io,
+                             const std::string& cmd, std::ostream& out) {
+  try {
+    absl::StatusOr<CmdArgs> args = BuildCmdArgs(io, info, cmd);
+    return args.ok() ? Dispatch(funcs, *args, out) : args.status();
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kInternal, absl::StrCat(cmd, " failed with an internal error: ", e.what()));
+  } catch (...) {
+    return Error(ErrorCode::kInternal, absl::StrCat(cmd, " failed with an unknown internal error"));
+  }
 }
 
 }  // namespace
@@ -238,8 +304,7 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
     out << Dump(VersionInfoJson(kCurrentVersion, supported)) << "\n";
     return 0;
   } else {
-    absl::StatusOr<CmdArgs> args = BuildCmdArgs(io, info, cmd);
-    status = args.ok() ? Dispatch(funcs, *args, out) : args.status();
+    status = GuardedDispatch(funcs, info, io, cmd, out);
   }
   if (status.ok()) return 0;
   out << ErrorJson(status, ErrorVersion(io.stdin_data)) << "\n";

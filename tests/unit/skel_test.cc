@@ -355,3 +355,111 @@ TEST_CASE("error helpers: code, details, annotate", "[error]") {
   CHECK(cni::CodeOf(cni::WithCode(absl::UnknownError("x"), cni::ErrorCode::kIoFailure)) == 5);
   CHECK(cni::WithCode(absl::OkStatus(), cni::ErrorCode::kIoFailure).ok());
 }
+
+TEST_CASE("skel: ADD refuses a CNI_IFNAME or CNI_NETNS that is not UTF-8 before the handler runs", "[skel]") {
+  for (const char* key : {"CNI_IFNAME", "CNI_NETNS"}) {
+    INFO(key);
+    Recorder rec;
+    auto env = BaseEnv("ADD");
+    env[key] = std::string("eth\xff", 4);
+    Outcome o = RunSkel(RecordingFuncs(rec), env, Conf("1.0.0"));
+    RequireError(o, 4);
+    CHECK(rec.calls.empty());
+    CHECK(o.json()["msg"] == std::string(key) + " is not valid UTF-8");
+  }
+  // Overlong and surrogate encodings are not UTF-8 either; real UTF-8 is fine.
+  for (std::string bad : {std::string("\xc0\xaf"), std::string("\xed\xa0\x80"), std::string("e\xe2\x82")}) {
+    Recorder rec;
+    auto env = BaseEnv("ADD");
+    env["CNI_IFNAME"] = bad;
+    RequireError(RunSkel(RecordingFuncs(rec), env, Conf("1.0.0")), 4);
+  }
+  Recorder rec;
+  auto env = BaseEnv("ADD");
+  env["CNI_IFNAME"] = "eth\xc3\xa9";  // "ethé"
+  CHECK(RunSkel(RecordingFuncs(rec), env, Conf("1.0.0")).rc == 0);
+  // DEL prints no result: it takes any name, so such an interface can go.
+  auto del = BaseEnv("DEL");
+  del["CNI_IFNAME"] = std::string("eth\xff", 4);
+  CHECK(RunSkel(RecordingFuncs(rec), del, Conf("1.0.0")).rc == 0);
+}
+
+TEST_CASE("skel: an exception from a handler is an error document, and the handler's guards run", "[skel]") {
+  bool rolled_back = false;
+  cni::PluginFuncs f;
+  f.add = [&](const cni::CmdArgs&) -> absl::StatusOr<cni::Result> {
+    struct Guard {
+      bool* flag;
+      ~Guard() { *flag = true; }
+    } guard{&rolled_back};
+    cni::Json j = "not a number";
+    (void)j.get<int>();  // nlohmann throws type_error
+    return cni::Result{};
+  };
+  f.del = [](const cni::CmdArgs&) -> absl::Status { throw 42; };
+  Outcome o = RunSkel(f, BaseEnv("ADD"), Conf("1.0.0"));
+  RequireError(o, 999);
+  CHECK(rolled_back);
+  CHECK(o.json()["msg"].get<std::string>().find("internal error") != std::string::npos);
+  RequireError(RunSkel(f, BaseEnv("DEL"), Conf("1.0.0")), 999);
+}
+
+TEST_CASE("skel: a result holding bytes that are not UTF-8 still prints", "[skel]") {
+  cni::PluginFuncs f;
+  f.add = [](const cni::CmdArgs&) -> absl::StatusOr<cni::Result> {
+    cni::Result r;
+    r.interfaces.push_back({std::string("eth\xff", 4), "", std::nullopt, "", "", ""});
+    r.ips.push_back({0, *cni::net::IpPrefix::Parse("10.0.0.5/24"), std::nullopt});
+    return r;
+  };
+  Outcome o = RunSkel(f, BaseEnv("ADD"), Conf("1.0.0"));
+  REQUIRE(o.rc == 0);
+  CHECK(o.json()["interfaces"][0]["name"] == "eth\xef\xbf\xbd");  // U+FFFD
+}
+
+TEST_CASE("skel: a configuration nested 100,000 levels deep is a decoding failure", "[skel]") {
+  Recorder rec;
+  std::string deep = Conf("1.0.0", ",\"x\":" + std::string(100000, '[') + std::string(100000, ']'));
+  Outcome o = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), deep);
+  RequireError(o, 6);
+  CHECK(rec.calls.empty());
+  // Brackets inside strings do not count; a few real levels are fine.
+  CHECK(RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), Conf("1.0.0", ",\"x\":\"" + std::string(1000, '[') + "\"")).rc == 0);
+}
+
+namespace {
+
+struct TypedConfig {
+  int mtu = 0;
+  static absl::StatusOr<TypedConfig> Parse(const cni::CmdArgs& args) {
+    TypedConfig c;
+    if (const cni::Json* m = cni::FindKey(args.conf.raw, "mtu"); m != nullptr) {
+      if (!m->is_number_integer()) return cni::Error(cni::ErrorCode::kDecodingFailure, "mtu");
+      c.mtu = m->get<int>();
+    }
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("skel: typed handlers get the configuration parsed once, before they run", "[skel]") {
+  std::vector<std::string> seen;
+  cni::TypedPluginFuncs<TypedConfig> typed;
+  typed.add = [&](const cni::CmdArgs&, const TypedConfig& c) -> absl::StatusOr<cni::Result> {
+    seen.push_back("ADD " + std::to_string(c.mtu));
+    cni::Result r;
+    r.ips.push_back({std::nullopt, *cni::net::IpPrefix::Parse("10.0.0.5/24"), std::nullopt});
+    return r;
+  };
+  typed.del = [&](const cni::CmdArgs&, const TypedConfig& c) {
+    seen.push_back("DEL " + std::to_string(c.mtu));
+    return absl::OkStatus();
+  };
+  cni::PluginFuncs f = cni::Typed<TypedConfig>(typed);
+  CHECK(f.check == nullptr);  // unset stays unset: skel's default answer
+  CHECK(RunSkel(f, BaseEnv("ADD"), Conf("1.0.0", ",\"mtu\":1400")).rc == 0);
+  CHECK(RunSkel(f, BaseEnv("DEL"), Conf("1.0.0", ",\"mtu\":9000")).rc == 0);
+  RequireError(RunSkel(f, BaseEnv("ADD"), Conf("1.0.0", ",\"mtu\":\"x\"")), 6);
+  CHECK(seen == std::vector<std::string>{"ADD 1400", "DEL 9000"});
+}

@@ -22,7 +22,11 @@ namespace cni {
 // The JSON value type of the whole SDK (nlohmann::json).
 using Json = nlohmann::json;
 
-// Parses `bytes` as JSON. Malformed input is a decoding failure (code 6).
+// The deepest nesting of arrays and objects ParseJson accepts.
+inline constexpr size_t kMaxJsonDepth = 512;
+
+// Parses `bytes` as JSON. Malformed input, or input nested deeper than
+// kMaxJsonDepth, is a decoding failure (code 6).
 absl::StatusOr<Json> ParseJson(absl::string_view bytes);
 
 // Finds `key` in `obj` (exact match first, then case-insensitive). Returns

@@ -53,6 +53,51 @@ struct PluginFuncs {
   Handler status;   // CNI_COMMAND=STATUS (1.1.0)
 };
 
+// Handlers that take the plugin's parsed configuration (DESIGN rule 2): skel
+// calls `Config::Parse(const CmdArgs&) -> absl::StatusOr<Config>` once, before
+// any handler runs, so a handler starts with every key read and validated and
+// a bad configuration changes nothing (rule 3). Hand the table to Typed():
+//
+//   int main() {
+//     return cni::PluginMain(cni::Typed<Config>({.add = Add, .del = Del}), info);
+//   }
+template <typename Config>
+struct TypedPluginFuncs {
+  std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add;  // as PluginFuncs::add
+  std::function<absl::Status(const CmdArgs&, const Config&)> del;     // as PluginFuncs::del
+  std::function<absl::Status(const CmdArgs&, const Config&)> check;   // as PluginFuncs::check
+  std::function<absl::Status(const CmdArgs&, const Config&)> gc;      // as PluginFuncs::gc
+  std::function<absl::Status(const CmdArgs&, const Config&)> status;  // as PluginFuncs::status
+};
+
+// The command table skel runs for typed handlers: each set handler becomes
+// "parse the configuration, then call the handler"; unset ones stay unset
+// (skel's defaults apply).
+template <typename Config>
+PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
+  PluginFuncs funcs;
+  if (typed.add) {
+    funcs.add = [add = std::move(typed.add)](const CmdArgs& args) -> absl::StatusOr<Result> {
+      absl::StatusOr<Config> config = Config::Parse(args);
+      if (!config.ok()) return config.status();
+      return add(args, *config);
+    };
+  }
+  auto wrap = [](std::function<absl::Status(const CmdArgs&, const Config&)> handler) -> Handler {
+    if (!handler) return nullptr;
+    return [handler = std::move(handler)](const CmdArgs& args) -> absl::Status {
+      absl::StatusOr<Config> config = Config::Parse(args);
+      if (!config.ok()) return config.status();
+      return handler(args, *config);
+    };
+  };
+  funcs.del = wrap(std::move(typed.del));
+  funcs.check = wrap(std::move(typed.check));
+  funcs.gc = wrap(std::move(typed.gc));
+  funcs.status = wrap(std::move(typed.status));
+  return funcs;
+}
+
 // What the plugin tells about itself: its versions and its "about" line.
 struct PluginInfo {
   std::vector<std::string> supported_versions;  // default: every version (AllVersions())

@@ -31,7 +31,6 @@ struct Dns {
   // Parses a "dns" object (keys case-insensitive). Wrong types are code 6.
   static absl::StatusOr<Dns> FromJson(const Json& j);
   Json ToJson() const;  // omits empty fields
-  // Field-wise equality.
   friend bool operator==(const Dns&, const Dns&) = default;
 };
 
@@ -43,7 +42,6 @@ struct Interface {
   std::string sandbox;          // netns path; empty for host interfaces
   std::string socket_path;      // 1.1.0
   std::string pci_id;           // 1.1.0
-  // Field-wise equality.
   friend bool operator==(const Interface&, const Interface&) = default;
 };
 
@@ -52,7 +50,6 @@ struct IpConfig {
   std::optional<int> interface;  // index into Result::interfaces
   net::IpPrefix address;         // the interface address with its prefix length
   std::optional<net::IpAddress> gateway;  // the default gateway for this subnet, if any
-  // Field-wise equality.
   friend bool operator==(const IpConfig&, const IpConfig&) = default;
 };
 
@@ -65,7 +62,6 @@ struct Route {
   std::optional<int> priority;  // 1.1.0
   std::optional<int> table;     // 1.1.0
   std::optional<int> scope;     // 1.1.0: 0 global, 253 link, 254 host
-  // Field-wise equality.
   friend bool operator==(const Route&, const Route&) = default;
 };
 
@@ -77,7 +73,6 @@ struct Result {
   std::vector<IpConfig> ips;          // "ips"; each may point into `interfaces`
   std::vector<Route> routes;          // "routes"
   Dns dns;                            // "dns" (omitted when empty)
-  // Field-wise equality.
   friend bool operator==(const Result&, const Result&) = default;
 };
 
@@ -85,7 +80,6 @@ struct Result {
 struct Attachment {
   std::string container_id;  // "containerID"
   std::string ifname;        // "ifname"
-  // Field-wise equality.
   friend bool operator==(const Attachment&, const Attachment&) = default;
 };
 

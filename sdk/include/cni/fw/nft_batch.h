@@ -117,7 +117,7 @@ class NftRuleSpec {
   NftRuleSpec& Return();
   // "drop": drop the packet.
   NftRuleSpec& Drop();
-  // "masquerade".
+  // "masquerade": source NAT to the outgoing interface's address.
   NftRuleSpec& Masquerade();
   // "dnat to 10.0.0.2:80" / "dnat to [fd00::2]:80"; needs a DestPort before it.
   NftRuleSpec& Dnat(const net::IpAddress& to, uint16_t port);
@@ -180,7 +180,7 @@ class NftBatch {
 
   // No commands.
   bool empty() const { return commands_.empty(); }
-  // The commands.
+  // In the order they were added, which is the order the kernel applies them.
   const std::vector<NftCommand>& commands() const { return commands_; }
   // The batch in nft syntax, one command per line.
   std::string ToText() const;

@@ -60,7 +60,6 @@ struct BridgeVlan {
   uint16_t vid = 0;       // VLAN id, 1-4094
   bool pvid = false;      // BRIDGE_VLAN_INFO_PVID: untagged ingress lands here
   bool untagged = false;  // BRIDGE_VLAN_INFO_UNTAGGED: egress without a tag
-  // Field-wise equality.
   friend bool operator==(const BridgeVlan&, const BridgeVlan&) = default;
 };
 

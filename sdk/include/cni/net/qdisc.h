@@ -32,7 +32,6 @@ struct TbfParams {
   uint64_t rate = 0;     // bytes per second
   uint32_t limit = 0;    // bytes that may queue
   uint32_t buffer = 0;   // bucket size, in scheduler ticks (see TicksPerUsec)
-  // Field-wise equality.
   friend bool operator==(const TbfParams&, const TbfParams&) = default;
 };
 

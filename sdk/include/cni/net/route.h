@@ -18,7 +18,6 @@ struct Nexthop {
   std::optional<IpAddress> gw;  // gateway; none: a device path
   int ifindex = 0;              // output device (0: none)
   int weight = 1;  // 1..256 (sent as rtnh_hops = weight - 1)
-  // Field-wise equality.
   friend bool operator==(const Nexthop&, const Nexthop&) = default;
 };
 

@@ -1,0 +1,82 @@
+// cni/config_schema.h: keys declared as data, one parser, uniform messages.
+#include <catch2/catch.hpp>
+
+#include "cni/config_schema.h"
+#include "cni/plugin_keys.h"
+
+namespace {
+
+namespace config = cni::config;
+
+struct Sample {
+  std::string bridge = "cni0";
+  bool hairpin = false;
+  int vlan = 0;
+  std::optional<int> table;
+  std::string backend;
+  std::vector<std::string> names;
+  int mtu = 0;
+  int doubled = 0;
+};
+
+const config::Schema<Sample>& Keys() {
+  static const config::Schema<Sample> keys = {
+      config::String("bridge", &Sample::bridge, /*empty_keeps_default=*/true),
+      config::Bool("hairpinMode", &Sample::hairpin),
+      config::Integer("vlan", &Sample::vlan, {0, 4094}),
+      config::Integer("table", &Sample::table, {1, 1000}),
+      config::OneOf("backend", &Sample::backend, {"iptables", "nftables"}),
+      config::StringList("names", &Sample::names),
+      config::Whole("mtu", &Sample::mtu, cni::ParseVethMtuKey),
+      config::Custom("doubled", &Sample::doubled, [](const cni::Json& v) -> absl::StatusOr<int> {
+        if (!v.is_number_integer()) return cni::Error(cni::ErrorCode::kDecodingFailure, "not a number");
+        return 2 * v.get<int>();
+      }),
+  };
+  return keys;
+}
+
+absl::StatusOr<Sample> ParseSample(const std::string& text) {
+  Sample s;
+  absl::Status st = config::ParseKeys(cni::Json::parse(text), Keys(), "test", s);
+  if (!st.ok()) return st;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("config schema: present keys fill their fields, absent and null keep defaults", "[unit][config]") {
+  absl::StatusOr<Sample> s = ParseSample(
+      R"({"BRIDGE":"br1","hairpinMode":true,"vlan":10,"table":null,"backend":"nftables",)"
+      R"("names":["a","b"],"mtu":1400,"doubled":21})");
+  REQUIRE(s.ok());
+  CHECK(s->bridge == "br1");  // keys match case-insensitively
+  CHECK(s->hairpin);
+  CHECK(s->vlan == 10);
+  CHECK(s->table == std::nullopt);
+  CHECK(s->backend == "nftables");
+  CHECK(s->names == std::vector<std::string>{"a", "b"});
+  CHECK(s->mtu == 1400);
+  CHECK(s->doubled == 42);
+  absl::StatusOr<Sample> empty = ParseSample(R"({"bridge":""})");
+  REQUIRE(empty.ok());
+  CHECK(empty->bridge == "cni0");
+}
+
+TEST_CASE("config schema: wrong types are code 6, bad values code 7, with uniform messages", "[unit][config]") {
+  auto fails = [](const std::string& text, int code, const std::string& msg) {
+    absl::StatusOr<Sample> s = ParseSample(text);
+    INFO(text);
+    REQUIRE_FALSE(s.ok());
+    CHECK(cni::CodeOf(s.status()) == code);
+    CHECK(s.status().message() == msg);
+  };
+  fails(R"({"vlan":"10"})", 6, R"(cannot decode "vlan": expected integer, got string)");
+  fails(R"({"hairpinMode":1})", 6, R"(cannot decode "hairpinMode": expected bool, got number)");
+  fails(R"({"vlan":5000})", 7, R"(test: "vlan" must be between 0 and 4094, not 5000)");
+  fails(R"({"table":0})", 7, R"(test: "table" must be between 1 and 1000, not 0)");
+  fails(R"({"backend":"pf"})", 7, R"(test: "backend" must be one of "iptables", "nftables", not "pf")");
+  fails(R"({"names":[1]})", 6, R"(cannot decode "names": expected list of strings, got number)");
+  fails(R"({"mtu":9})", 7, "test: mtu 9 is out of range (68-65535, or 0 for the default)");
+  fails(R"({"doubled":"x"})", 6, "test: not a number");
+}
