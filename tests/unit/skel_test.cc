@@ -457,9 +457,15 @@ TEST_CASE("skel: typed handlers get the configuration parsed once, before they r
     return absl::OkStatus();
   };
   cni::PluginFuncs f = cni::Typed<TypedConfig>(typed);
-  CHECK(f.check == nullptr);  // unset stays unset: skel's default answer
   CHECK(RunSkel(f, BaseEnv("ADD"), Conf("1.0.0", ",\"mtu\":1400")).rc == 0);
   CHECK(RunSkel(f, BaseEnv("DEL"), Conf("1.0.0", ",\"mtu\":9000")).rc == 0);
   RequireError(RunSkel(f, BaseEnv("ADD"), Conf("1.0.0", ",\"mtu\":\"x\"")), 6);
   CHECK(seen == std::vector<std::string>{"ADD 1400", "DEL 9000"});
+  // No handler: the command still validates the configuration, then succeeds.
+  CHECK(RunSkel(f, BaseEnv("CHECK"), Conf("1.0.0", ",\"mtu\":1400")).rc == 0);
+  RequireError(RunSkel(f, BaseEnv("STATUS"), Conf("1.1.0", ",\"mtu\":\"x\"")), 6);
+  CHECK(seen.size() == 2);
+  // A plugin without ADD still answers code 4 for it.
+  cni::TypedPluginFuncs<TypedConfig> no_add;
+  RequireError(RunSkel(cni::Typed<TypedConfig>(no_add), BaseEnv("ADD"), Conf("1.0.0")), 4);
 }

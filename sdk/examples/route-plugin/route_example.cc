@@ -4,22 +4,65 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
 #include "cni/json.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace route_example {
 namespace {
 
 using cni::ErrorCode;
+namespace config = cni::config;
 
 absl::Status Invalid(absl::string_view msg) {
   return cni::Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("route-example: ", msg));
+}
+
+// One entry of "routes": {"dst": "192.0.2.0/24", "gw": "10.1.0.1"}.
+absl::StatusOr<RouteEntry> ParseRoute(const cni::Json& entry, const std::string& where) {
+  if (!entry.is_object()) {
+    return cni::Error(ErrorCode::kDecodingFailure, absl::StrCat(where, " is not an object"));
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> dst, cni::GetString(entry, "dst"), where);
+  if (!dst) return Invalid(absl::StrCat(where, " has no \"dst\""));
+  ASSIGN_OR_RETURN(cni::net::IpPrefix prefix, cni::net::IpPrefix::Parse(*dst),
+                   "route-example: ", where, ".dst");
+  RouteEntry route{prefix.Network(), std::nullopt};
+  ASSIGN_OR_RETURN(std::optional<std::string> gw, cni::GetString(entry, "gw"), where);
+  if (gw && !gw->empty()) {
+    ASSIGN_OR_RETURN(cni::net::IpAddress ip, cni::net::IpAddress::Parse(*gw),
+                     "route-example: ", where, ".gw");
+    if (ip.family() != route.dst.family()) {
+      return Invalid(absl::StrCat(where, ": gateway ", ip.ToString(), " is not of the family of ",
+                                  route.dst.ToString()));
+    }
+    route.gw = ip;
+  }
+  return route;
+}
+
+absl::StatusOr<std::vector<RouteEntry>> ParseRoutes(const cni::Json& list) {
+  if (!list.is_array()) return cni::Error(ErrorCode::kDecodingFailure, "\"routes\" is not a list");
+  std::vector<RouteEntry> routes;
+  for (size_t i = 0; i < list.size(); ++i) {
+    ASSIGN_OR_RETURN(RouteEntry route, ParseRoute(list[i], absl::StrCat("routes[", i, "]")));
+    routes.push_back(std::move(route));
+  }
+  return routes;
+}
+
+// Every key the plugin reads, as data.
+const config::Schema<Config>& Keys() {
+  static const config::Schema<Config> keys = {
+      config::Custom("routes", &Config::routes, ParseRoutes),
+  };
+  return keys;
 }
 
 // The kernel's view of one configured route, on the link `ifindex`.
@@ -38,17 +81,15 @@ std::string Describe(const RouteEntry& r, absl::string_view ifname) {
 
 // The chained plugin's input: the previous plugin's result. It must name
 // CNI_IFNAME as a container interface when it lists interfaces at all.
-absl::StatusOr<cni::Result> RequirePrevResult(const cni::CmdArgs& args) {
-  absl::StatusOr<std::optional<cni::Result>> prev = cni::ParsePrevResult(args.conf);
-  if (!prev.ok()) return prev.status();
-  if (!*prev) return Invalid("must be chained after an interface plugin: prevResult missing");
-  const cni::Result& r = **prev;
+absl::StatusOr<cni::Result> RequirePrevResult(const cni::CmdArgs& args, const Config& config) {
+  if (!config.prev_result) return Invalid("must be chained after an interface plugin: prevResult missing");
+  const cni::Result& r = *config.prev_result;
   if (!r.interfaces.empty()) {
     bool found = false;
     for (const cni::Interface& i : r.interfaces) found |= (i.name == args.ifname && !i.sandbox.empty());
     if (!found) return Invalid(absl::StrCat("prevResult has no container interface \"", args.ifname, "\""));
   }
-  return **std::move(prev);
+  return r;
 }
 
 // The container's netns, a netlink socket in it, and the interface.
@@ -58,141 +99,83 @@ struct Target {
 };
 
 absl::StatusOr<Target> OpenTarget(const cni::CmdArgs& args) {
-  absl::StatusOr<cni::net::Netns> ns = cni::net::Netns::Open(args.netns);
-  if (!ns.ok()) return ns.status();
-  absl::StatusOr<cni::net::NetlinkSocket> sock = cni::net::NetlinkSocket::OpenIn(*ns);
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<cni::net::LinkInfo> link = cni::net::LinkByName(*sock, args.ifname);
-  if (!link.ok()) return link.status();
-  return Target{*std::move(sock), *std::move(link)};
+  ASSIGN_OR_RETURN(cni::net::Netns ns, cni::net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(cni::net::NetlinkSocket sock, cni::net::NetlinkSocket::OpenIn(ns));
+  ASSIGN_OR_RETURN(cni::net::LinkInfo link, cni::net::LinkByName(sock, args.ifname));
+  return Target{std::move(sock), std::move(link)};
 }
 
 }  // namespace
 
-absl::StatusOr<Config> ParseConfig(const cni::NetConf& conf) {
-  Config config;
-  absl::StatusOr<std::optional<cni::Json>> list = cni::GetArray(conf.raw, "routes");
-  if (!list.ok()) return list.status();  // not an array: code 6
-  if (!*list) return config;             // no routes: a valid no-op
-  for (size_t i = 0; i < (*list)->size(); ++i) {
-    const cni::Json& entry = (**list)[i];
-    std::string where = absl::StrCat("routes[", i, "]");
-    if (!entry.is_object()) return cni::Error(ErrorCode::kDecodingFailure, absl::StrCat(where, " is not an object"));
-    absl::StatusOr<std::optional<std::string>> dst = cni::GetString(entry, "dst");
-    if (!dst.ok()) return cni::Annotate(dst.status(), where);
-    if (!*dst) return Invalid(absl::StrCat(where, " has no \"dst\""));
-    absl::StatusOr<cni::net::IpPrefix> prefix = cni::net::IpPrefix::Parse(**dst);
-    if (!prefix.ok()) return cni::Annotate(prefix.status(), absl::StrCat("route-example: ", where, ".dst"));
-    RouteEntry route{prefix->Network(), std::nullopt};
-    absl::StatusOr<std::optional<std::string>> gw = cni::GetString(entry, "gw");
-    if (!gw.ok()) return cni::Annotate(gw.status(), where);
-    if (*gw && !(*gw)->empty()) {
-      absl::StatusOr<cni::net::IpAddress> ip = cni::net::IpAddress::Parse(**gw);
-      if (!ip.ok()) return cni::Annotate(ip.status(), absl::StrCat("route-example: ", where, ".gw"));
-      if (ip->family() != route.dst.family()) {
-        return Invalid(absl::StrCat(where, ": gateway ", ip->ToString(), " is not of the family of ",
-                                    route.dst.ToString()));
-      }
-      route.gw = *ip;
-    }
-    config.routes.push_back(route);
-  }
-  return config;
+absl::StatusOr<Config> Config::Parse(const cni::CmdArgs& args) {
+  Config c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, Keys(), "route-example", c));
+  ASSIGN_OR_RETURN(c.prev_result, cni::ParsePrevResult(args.conf));
+  return c;
 }
 
-absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args) {
-  // 1. Parse and validate everything before the first side effect.
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<cni::Result> result = RequirePrevResult(args);
-  if (!result.ok()) return result.status();
-  if (config->routes.empty()) return result;  // nothing to do: pass prevResult through
+absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(cni::Result result, RequirePrevResult(args, config));
+  if (config.routes.empty()) return result;  // nothing to do: pass prevResult through
 
-  // 2. The kernel work, through a netlink socket opened inside the container.
-  absl::StatusOr<Target> target = OpenTarget(args);
-  if (!target.ok()) return cni::Annotate(target.status(), "route-example");
+  // The kernel work, through a netlink socket opened inside the container.
+  ASSIGN_OR_RETURN(Target target, OpenTarget(args), "route-example");
   std::vector<cni::net::RouteSpec> added;
   // Rollback: a failed ADD leaves none of our routes behind.
   absl::Cleanup undo = [&] {
-    for (const cni::net::RouteSpec& spec : added) (void)cni::net::DeleteRoute(target->sock, spec);
+    for (const cni::net::RouteSpec& spec : added) (void)cni::net::DeleteRoute(target.sock, spec);
   };
-  for (const RouteEntry& r : config->routes) {
-    cni::net::RouteSpec spec = ToSpec(r, target->link.index);
-    if (absl::Status s = cni::net::AddRoute(target->sock, spec); !s.ok()) {
-      return cni::Annotate(s, absl::StrCat("route-example: adding ", Describe(r, args.ifname)));
-    }
+  for (const RouteEntry& r : config.routes) {
+    cni::net::RouteSpec spec = ToSpec(r, target.link.index);
+    RETURN_IF_ERROR(cni::net::AddRoute(target.sock, spec), "route-example: adding ",
+                    Describe(r, args.ifname));
     added.push_back(spec);
   }
   std::move(undo).Cancel();
 
-  // 3. The result: prevResult with our routes appended.
-  for (const RouteEntry& r : config->routes) {
+  // The result: prevResult with our routes appended.
+  for (const RouteEntry& r : config.routes) {
     cni::Route route;
     route.dst = r.dst;
     route.gw = r.gw;
-    result->routes.push_back(route);
+    result.routes.push_back(route);
   }
   return result;
 }
 
-absl::Status Del(const cni::CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  if (config->routes.empty() || args.netns.empty()) return absl::OkStatus();
+absl::Status Del(const cni::CmdArgs& args, const Config& config) {
+  if (config.routes.empty() || args.netns.empty()) return absl::OkStatus();
   absl::StatusOr<Target> target = OpenTarget(args);
   // DEL is idempotent: no namespace or no interface means the routes are gone.
   if (absl::IsNotFound(target.status())) return absl::OkStatus();
-  if (!target.ok()) return cni::Annotate(target.status(), "route-example");
+  RETURN_IF_ERROR(target, "route-example");
   // Keep going past a failure; report every failure together.
-  std::vector<std::string> failures;
-  for (const RouteEntry& r : config->routes) {
+  std::vector<absl::Status> failures;
+  for (const RouteEntry& r : config.routes) {
     absl::Status s = cni::net::DeleteRoute(target->sock, ToSpec(r, target->link.index));
-    if (!s.ok() && !absl::IsNotFound(s)) failures.push_back(std::string(s.message()));
+    if (!s.ok() && !absl::IsNotFound(s)) failures.push_back(s);
   }
-  if (!failures.empty()) {
-    return cni::Error(ErrorCode::kIoFailure,
-                      absl::StrCat("route-example: deleting routes: ", absl::StrJoin(failures, "; ")));
-  }
-  return absl::OkStatus();
+  return cni::Annotate(cni::JoinErrors(failures), "route-example: deleting routes");
 }
 
-absl::Status Check(const cni::CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<cni::Result> prev = RequirePrevResult(args);
-  if (!prev.ok()) return prev.status();
-  if (config->routes.empty()) return absl::OkStatus();
-  absl::StatusOr<Target> target = OpenTarget(args);
-  if (!target.ok()) return cni::Annotate(target.status(), "route-example");
+absl::Status Check(const cni::CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequirePrevResult(args, config));
+  if (config.routes.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Target target, OpenTarget(args), "route-example");
   cni::net::RouteFilter filter;
-  filter.ifindex = target->link.index;
-  absl::StatusOr<std::vector<cni::net::RouteSpec>> have = cni::net::ListRoutes(target->sock, filter);
-  if (!have.ok()) return cni::Annotate(have.status(), "route-example: listing routes");
-  for (const RouteEntry& want : config->routes) {
+  filter.ifindex = target.link.index;
+  ASSIGN_OR_RETURN(std::vector<cni::net::RouteSpec> have, cni::net::ListRoutes(target.sock, filter),
+                   "route-example: listing routes");
+  for (const RouteEntry& want : config.routes) {
     bool found = false;
-    for (const cni::net::RouteSpec& h : *have) {
-      found |= h.dst.Network() == want.dst && h.gw == want.gw;
-    }
+    for (const cni::net::RouteSpec& h : have) found |= h.dst.Network() == want.dst && h.gw == want.gw;
     if (!found) return Invalid(absl::StrCat(Describe(want, args.ifname), " is missing"));
   }
   return absl::OkStatus();
 }
 
-// route-example keeps no state outside the container's namespace (which goes
-// away with the container), so there is nothing to collect.
-absl::Status Gc(const cni::CmdArgs&) { return absl::OkStatus(); }
-
-// Ready whenever the configuration is valid.
-absl::Status Status(const cni::CmdArgs& args) { return ParseConfig(args.conf).status(); }
-
 cni::PluginFuncs Funcs() {
-  cni::PluginFuncs f;
-  f.add = Add;
-  f.del = Del;
-  f.check = Check;
-  f.gc = Gc;
-  f.status = Status;
-  return f;
+  return cni::Typed<Config>({.add = Add, .del = Del, .check = Check});
 }
 
 std::vector<std::string> SupportedVersions() {

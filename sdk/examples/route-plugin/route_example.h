@@ -29,23 +29,24 @@ struct RouteEntry {
   std::optional<cni::net::IpAddress> gw;
 };
 
-// The plugin's configuration (the plugin-specific keys of the NetConf).
-struct Config {
-  std::vector<RouteEntry> routes;
-};
-
-// Parses and validates "routes" before anything is changed (DESIGN rule 3).
+// The plugin's configuration: its own keys and the previous plugin's result,
+// parsed and validated once, by skel, before any handler runs (DESIGN rule 3).
 // A wrong JSON type is code 6; a bad prefix, a gateway of the other family or
 // a missing "dst" is code 7.
-absl::StatusOr<Config> ParseConfig(const cni::NetConf& conf);
+struct Config {
+  std::vector<RouteEntry> routes;
+  std::optional<cni::Result> prev_result;  // absent for DEL/GC/STATUS without one
 
-absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args);
-absl::Status Del(const cni::CmdArgs& args);
-absl::Status Check(const cni::CmdArgs& args);
-absl::Status Gc(const cni::CmdArgs& args);
-absl::Status Status(const cni::CmdArgs& args);
+  static absl::StatusOr<Config> Parse(const cni::CmdArgs& args);
+};
 
-// The command table for cni::PluginMain.
+absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args, const Config& config);
+absl::Status Del(const cni::CmdArgs& args, const Config& config);
+absl::Status Check(const cni::CmdArgs& args, const Config& config);
+
+// The command table for cni::PluginMain. GC and STATUS have no handler: the
+// plugin keeps no state outside the container, and is ready whenever the
+// configuration parses (which skel checks for every command).
 cni::PluginFuncs Funcs();
 
 // Chaining (prevResult) exists from CNI 0.3.0 on: the versions we accept.

@@ -70,9 +70,11 @@ struct TypedPluginFuncs {
   std::function<absl::Status(const CmdArgs&, const Config&)> status;  // as PluginFuncs::status
 };
 
-// The command table skel runs for typed handlers: each set handler becomes
-// "parse the configuration, then call the handler"; unset ones stay unset
-// (skel's defaults apply).
+// The command table skel runs for typed handlers: every command parses the
+// configuration first, so a bad one is reported by each (STATUS included);
+// then the handler runs, or, where none is set, the command succeeds as
+// skel's default (spec: nothing to clean up, check or report). An unset ADD
+// stays unset (skel answers code 4).
 template <typename Config>
 PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
   PluginFuncs funcs;
@@ -84,10 +86,9 @@ PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
     };
   }
   auto wrap = [](std::function<absl::Status(const CmdArgs&, const Config&)> handler) -> Handler {
-    if (!handler) return nullptr;
     return [handler = std::move(handler)](const CmdArgs& args) -> absl::Status {
       absl::StatusOr<Config> config = Config::Parse(args);
-      if (!config.ok()) return config.status();
+      if (!config.ok() || !handler) return config.status();
       return handler(args, *config);
     };
   };

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "cni/error.h"
+#include "cni/fs.h"
+#include "cni/status_macros.h"
 
 namespace cni::runtime {
 namespace {
@@ -117,37 +119,13 @@ absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
 }
 
 absl::Status WriteCacheEntry(absl::string_view cache_dir, const CacheEntry& entry) {
-  absl::StatusOr<std::string> path = CacheFilePath(cache_dir, entry.network, entry.container_id, entry.ifname);
-  if (!path.ok()) return path.status();
-  fs::path dir = fs::path(*path).parent_path();
-  // libcni: os.MkdirAll(dir, 0700).
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error(ErrorCode::kIoFailure, absl::StrCat("creating ", dir.string(), ": ", ec.message()));
+  ASSIGN_OR_RETURN(std::string path,
+                   CacheFilePath(cache_dir, entry.network, entry.container_id, entry.ifname));
+  // libcni: os.MkdirAll(dir, 0700), the file 0600.
+  const std::string dir = fs::path(path).parent_path().string();
+  RETURN_IF_ERROR(MkdirAll(dir, 0700));
   ::chmod(dir.c_str(), 0700);
-  std::string tmp = absl::StrCat(*path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Error(ErrorCode::kIoFailure, absl::StrCat("writing ", tmp, ": ", std::strerror(errno)));
-  std::string data = EncodeCacheEntry(entry);
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Error(ErrorCode::kIoFailure, absl::StrCat("writing ", tmp, ": ", std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, 0600);  // regardless of the umask
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path->c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Error(ErrorCode::kIoFailure, absl::StrCat("writing ", *path, ": ", std::strerror(err)));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomic(path, EncodeCacheEntry(entry), {.mode = 0600});
 }
 
 }  // namespace cni::runtime

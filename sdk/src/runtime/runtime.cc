@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 #include "cni/invoke.h"
 #include "cni/skel.h"
 #include "cni/version.h"
@@ -37,12 +38,11 @@ std::string Describe(const PluginConfig& p) {
   return out;
 }
 
+// A cache entry holds a whole configuration list and a result: far below this.
+constexpr size_t kMaxCacheEntryBytes = 16 << 20;
+
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(ErrorCode::kIoFailure, absl::StrCat("reading ", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadRegularFile(path, kMaxCacheEntryBytes);
 }
 
 absl::Status ValidateAttachment(absl::string_view network, const RuntimeConf& rt) {
@@ -179,8 +179,8 @@ absl::Status Runtime::CheckNetworkList(const NetworkConfigList& list, const Runt
 absl::Status Runtime::RemoveCache(absl::string_view network, const RuntimeConf& rt) const {
   absl::StatusOr<std::string> path = CacheFilePath(options_.cache_dir, network, rt.container_id, rt.ifname);
   if (!path.ok()) return absl::OkStatus();
-  std::error_code ec;
-  fs::remove(*path, ec);
+  // Best effort, as libcni: a cache file that cannot go must not fail DEL.
+  (void)RemoveFileAndTemp(*path);
   return absl::OkStatus();
 }
 
@@ -215,6 +215,8 @@ std::vector<CachedAttachment> Runtime::GetCachedAttachments(absl::string_view co
   }
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
+    // A writer killed before its rename left "<entry>~": not an entry.
+    if (absl::EndsWith(name, "~")) continue;
     if (!container_id.empty() && !absl::StrContains(name, absl::StrCat("-", container_id, "-"))) continue;
     absl::StatusOr<std::string> bytes = ReadWholeFile((dir / name).string());
     if (!bytes.ok()) continue;
