@@ -179,6 +179,31 @@ std::string ErrorVersion(absl::string_view stdin_data) {
   return std::string(kCurrentVersion);
 }
 
+// Whether `document` (another plugin's error document) still says what
+// `status` says: the same code, msg and details.
+bool DocumentSays(absl::string_view document, const absl::Status& status) {
+  absl::StatusOr<Json> doc = ParseJson(document);
+  if (!doc.ok() || !doc->is_object()) return false;
+  const Json* code = FindKey(*doc, "code");
+  const Json* msg = FindKey(*doc, "msg");
+  const Json* details = FindKey(*doc, "details");
+  std::string doc_msg = msg != nullptr && msg->is_string() ? msg->get<std::string>() : "";
+  std::string doc_details =
+      details != nullptr && details->is_string() ? details->get<std::string>() : "";
+  return code != nullptr && code->is_number_integer() && code->get<int>() == CodeOf(status) &&
+         doc_msg == status.message() && doc_details == DetailsOf(status);
+}
+
+// What a failed command prints: a delegate's error passed through unchanged
+// is printed byte for byte as the delegate printed it (so the runtime sees
+// the IPAM plugin's document, as with upstream); anything else as our own
+// document at the config's version.
+std::string PrintedError(const absl::Status& status, absl::string_view stdin_data) {
+  std::string document = ErrorDocumentOf(status);
+  if (!document.empty() && DocumentSays(document, status)) return document;
+  return ErrorJson(status, ErrorVersion(stdin_data)) + "\n";
+}
+
 }  // namespace
 
 bool IsValidContainerId(absl::string_view id) { return IsValidName(id); }
@@ -242,7 +267,7 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
     status = args.ok() ? Dispatch(funcs, *args, out) : args.status();
   }
   if (status.ok()) return 0;
-  out << ErrorJson(status, ErrorVersion(io.stdin_data)) << "\n";
+  out << PrintedError(status, io.stdin_data);
   err << "CNI " << cmd << " failed: " << status.message() << "\n";
   return 1;
 }
