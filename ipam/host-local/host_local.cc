@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <string>
@@ -107,7 +108,19 @@ absl::Status Del(const CmdArgs& args) {
   absl::StatusOr<Config> cfg = Load(args);
   if (!cfg.ok()) return cfg.status();
   return WithStore(*cfg, [&](Store& store) {
-    return store.ReleaseByAttachment(args.container_id, args.ifname);
+    // Once per range set, as upstream releases: the first pass takes the
+    // attachment's files; a later one, finding none left in the current
+    // format, falls back to files of the old format that hold only the
+    // container ID. So with two or more range sets, a DEL also releases the
+    // container's old-format reservations, as upstream's does. Keep going
+    // past a failure and report them all.
+    std::vector<absl::Status> failures;
+    for (size_t pass = 0; pass < std::max<size_t>(cfg->ranges.size(), 1); ++pass) {
+      if (absl::Status st = store.ReleaseByAttachment(args.container_id, args.ifname); !st.ok()) {
+        failures.push_back(st);
+      }
+    }
+    return JoinErrors(failures);
   });
 }
 

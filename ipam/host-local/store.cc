@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni::hostlocal {
 namespace {
@@ -218,8 +219,15 @@ absl::StatusOr<bool> Store::ReleaseIfOwned(absl::string_view owner, const std::s
     dirty_ = true;
   }
   // Whether deleted or stale, the entry must go.
-  absl::Status st = index_.Remove(owner, ip_text);
-  if (!st.ok()) return st;
+  RETURN_IF_ERROR(index_.Remove(owner, ip_text));
+  if (!owned && content->has_value()) {
+    // The file was rewritten in place (the directory's mtime does not change
+    // then, so the index did not notice): file it under the owner it names
+    // now, e.g. an old-format file holding only a container ID, so that
+    // owner's DEL finds it.
+    RETURN_IF_ERROR(index_.Add(TrimSpace(**content), ip_text));
+    dirty_ = true;
+  }
   return owned;
 }
 

@@ -1,10 +1,13 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -16,6 +19,7 @@
 #include "cni/args.h"
 #include "cni/error.h"
 #include "cni/json.h"
+#include "cni/status_macros.h"
 
 namespace cni::tuning {
 namespace {
@@ -53,25 +57,91 @@ absl::StatusOr<LinkKeys> ReadLinkKeys(const Json& obj) {
   return k;
 }
 
-// Merges a "sysctl" object into `out` (later calls win for the same key).
-absl::Status ReadSysctls(const Json& obj, std::map<std::string, std::string>& out) {
-  absl::StatusOr<std::optional<Json>> sysctl = GetObject(obj, "sysctl");
-  if (!sysctl.ok()) return sysctl.status();
-  if (!*sysctl) return absl::OkStatus();
-  if (!(*sysctl)->is_object()) {
+using SysctlItems = std::vector<std::pair<std::string, std::string>>;  // (key, value)
+
+// The "sysctl" object of `obj` (config or args.cni), as written.
+absl::StatusOr<SysctlItems> ReadSysctls(const Json& obj) {
+  SysctlItems out;
+  ASSIGN_OR_RETURN(std::optional<Json> sysctl, GetObject(obj, "sysctl"));
+  if (!sysctl) return out;
+  if (!sysctl->is_object()) {
     return Error(ErrorCode::kDecodingFailure, "tuning: \"sysctl\" must be an object of strings");
   }
-  for (const auto& [key, value] : (*sysctl)->items()) {
+  for (const auto& [key, value] : sysctl->items()) {
     if (!value.is_string()) {
       return Error(ErrorCode::kDecodingFailure,
                    absl::StrCat("tuning: sysctl \"", key, "\" must have a string value"));
     }
-    out[key] = value.get<std::string>();
+    out.emplace_back(key, value.get<std::string>());
+  }
+  return out;
+}
+
+absl::Status Duplicated(absl::string_view detail) {
+  // Upstream's words (1.2+), then which keys: code 7, before any change.
+  return Invalid(absl::StrCat("duplicated sysctl keys are not allowed: ", detail));
+}
+
+// Resolves one source's sysctls into `by_path`. Two keys of one source that
+// name the same file ("a.b" and "a/b", "IFNAME" and the interface's own name)
+// are refused: which value would win is an accident of key order. A later
+// source (args.cni) replaces an earlier one's entry for the same file.
+absl::Status Resolve(const SysctlItems& items, absl::string_view ifname,
+                     std::map<std::string, Sysctl>& by_path) {
+  std::map<std::string, std::string> seen;  // path -> key, within this source
+  for (const auto& [key, value] : items) {
+    ASSIGN_OR_RETURN(std::string path, SysctlPath(key, ifname));
+    auto [it, fresh] = seen.emplace(path, key);
+    if (!fresh) {
+      return Duplicated(absl::StrCat("\"", it->second, "\" and \"", key, "\" both name /proc/sys/", path));
+    }
+    by_path[path] = Sysctl{key, path, value};
   }
   return absl::OkStatus();
 }
 
+// Whether `key` (a JSON object key) is "sysctl" as Go's decoder matches it.
+bool IsSysctlKey(absl::string_view key) { return absl::EqualsIgnoreCase(key, "sysctl"); }
+
 }  // namespace
+
+absl::Status CheckLiteralSysctlDuplicates(absl::string_view stdin_data) {
+  // The parsed document keeps only the last of two equal keys, so the text is
+  // read again with a callback that sees every key as it is parsed. Depth 1
+  // holds the top-level keys; keys[d] is the key under which the object at
+  // depth d hangs ("" for an array element).
+  std::vector<std::string> keys(1);
+  std::set<std::string> top, args_cni;
+  std::optional<std::string> duplicate;
+  auto in_scope = [&](int depth) -> std::set<std::string>* {
+    if (depth == 2 && IsSysctlKey(keys[1])) return &top;
+    if (depth == 4 && absl::EqualsIgnoreCase(keys[1], "args") && absl::EqualsIgnoreCase(keys[2], "cni") &&
+        IsSysctlKey(keys[3])) {
+      return &args_cni;
+    }
+    return nullptr;
+  };
+  Json::parser_callback_t watch = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    size_t d = static_cast<size_t>(depth);
+    if (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) {
+      // A fresh container: no key seen in it yet (nor in anything below).
+      keys.resize(d + 1);
+      keys.resize(d + 2);
+    } else if (event == Json::parse_event_t::key && parsed.is_string()) {
+      std::string key = parsed.get<std::string>();
+      if (keys.size() <= d) keys.resize(d + 1);
+      if (std::set<std::string>* seen = in_scope(depth); seen && !seen->insert(key).second) {
+        if (!duplicate) duplicate = key;
+      }
+      keys[d] = std::move(key);
+    }
+    return true;
+  };
+  // Malformed JSON is not this check's business: NetConf::Parse reports it.
+  (void)Json::parse(stdin_data.begin(), stdin_data.end(), watch, /*allow_exceptions=*/false);
+  if (duplicate) return Duplicated(absl::StrCat("\"", *duplicate, "\" is given twice"));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> SysctlPath(absl::string_view key, absl::string_view ifname) {
   std::string k = absl::StrReplaceAll(key, {{".", "/"}});
@@ -106,8 +176,7 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
   if (!data_dir.ok()) return data_dir.status();
   c.data_dir = *data_dir;
 
-  std::map<std::string, std::string> sysctls;
-  if (absl::Status st = ReadSysctls(raw, sysctls); !st.ok()) return st;
+  ASSIGN_OR_RETURN(SysctlItems config_sysctls, ReadSysctls(raw));
   absl::StatusOr<LinkKeys> keys = ReadLinkKeys(raw);
   if (!keys.ok()) return keys.status();
 
@@ -120,7 +189,7 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
   if (*rt_mac && !(*rt_mac)->empty()) keys->mac = **rt_mac;
 
   Json args_cni = ArgsCni(conf.args);
-  if (absl::Status st = ReadSysctls(args_cni, sysctls); !st.ok()) return st;
+  ASSIGN_OR_RETURN(SysctlItems args_sysctls, ReadSysctls(args_cni));
   absl::StatusOr<LinkKeys> arg_keys = ReadLinkKeys(args_cni);
   if (!arg_keys.ok()) return arg_keys.status();
   if (arg_keys->mac) keys->mac = arg_keys->mac;
@@ -129,11 +198,12 @@ absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_ar
   if (arg_keys->allmulti) keys->allmulti = arg_keys->allmulti;
   if (arg_keys->txqlen) keys->txqlen = arg_keys->txqlen;
 
-  for (const auto& [key, value] : sysctls) {
-    absl::StatusOr<std::string> path = SysctlPath(key, ifname);
-    if (!path.ok()) return path.status();
-    c.sysctls.push_back({key, *path, value});
-  }
+  std::map<std::string, Sysctl> by_path;
+  RETURN_IF_ERROR(Resolve(config_sysctls, ifname, by_path));
+  RETURN_IF_ERROR(Resolve(args_sysctls, ifname, by_path));
+  for (auto& [path, sysctl] : by_path) c.sysctls.push_back(std::move(sysctl));
+  std::sort(c.sysctls.begin(), c.sysctls.end(),
+            [](const Sysctl& a, const Sysctl& b) { return a.key < b.key; });
   // An empty MAC means "not set", as upstream's omitempty string.
   if (keys->mac && !keys->mac->empty()) {
     absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*keys->mac);

@@ -46,10 +46,19 @@ struct Config {
 // Parses the configuration. Later sources win, as upstream: config keys <
 // CNI_ARGS MAC < runtimeConfig.mac < args.cni.*. `ifname` resolves IFNAME in
 // sysctl keys. Wrong types are code 6; bad values (a MAC that does not parse,
-// negative mtu/txQLen, a sysctl key outside /proc/sys/net) code 7; unknown
+// negative mtu/txQLen, a sysctl key outside /proc/sys/net, two keys of one
+// "sysctl" object naming the same file) code 7; unknown
 // CNI_ARGS keys code 4 (unless IgnoreUnknown).
 absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
                                    absl::string_view ifname);
+
+// Refuses (code 7) a configuration whose "sysctl" object (top level or
+// args.cni) names one key twice in its JSON text, before any change, as
+// upstream 1.2+ does. The parsed document cannot tell (the last of two equal
+// keys wins), so this reads `stdin_data` itself. Two different spellings of
+// one sysctl ("." and "/", "IFNAME" and the interface's name) are refused by
+// ParseConfig.
+absl::Status CheckLiteralSysctlDuplicates(absl::string_view stdin_data);
 
 // The sysctl key as a path relative to /proc/sys: every '.' becomes '/', then
 // the first "IFNAME" becomes `ifname` (so names with dots work), and the

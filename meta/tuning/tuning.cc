@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "backup.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
@@ -146,6 +147,7 @@ absl::Status VerifyHere(const Config& c, const CmdArgs& args) {
 
 // Parses everything ADD and CHECK need; both refuse an unchained call.
 absl::StatusOr<std::pair<Config, Result>> ParseChained(const CmdArgs& args) {
+  RETURN_IF_ERROR(CheckLiteralSysctlDuplicates(args.stdin_data));
   absl::StatusOr<Config> c = ParseConfig(args.conf, args.args, args.ifname);
   if (!c.ok()) return c.status();
   absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);

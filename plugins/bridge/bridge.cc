@@ -301,17 +301,14 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
         }
         (gw.is_v4() ? v4 : v6) = true;
       }
-      // Pin the bridge's MAC: otherwise it follows the lowest port MAC and
-      // changes as containers come and go (upstream does the same).
-      // Read the bridge again first: its MAC changes when the first port is
-      // added (a bridge made without ports may even report all zeros), and the
-      // kernel refuses a zero MAC.
-      if (config->vlan == 0) {
-        absl::StatusOr<net::LinkInfo> fresh = net::LinkByIndex(*hsock, br->index);
-        if (!fresh.ok()) return Annotate(fresh.status(), "bridge");
-        if (fresh->mac != net::MacAddress()) {
-          if (absl::Status st = net::SetLinkMac(*hsock, *fresh, fresh->mac); !st.ok()) return st;
-          result.interfaces[0].mac = fresh->mac.ToString();
+      // Pin the bridge's MAC to the one it had before this container's port
+      // joined, as upstream does: a bridge someone else made without setting
+      // its MAC otherwise follows the lowest port MAC and changes as
+      // containers come and go. (A bridge we create has its own from birth.)
+      // The kernel refuses a zero MAC, which a portless bridge may report.
+      if (config->vlan == 0 && br->mac != net::MacAddress()) {
+        if (absl::Status st = net::SetLinkMac(*hsock, *br, br->mac); !st.ok()) {
+          return Annotate(st, "bridge");
         }
       }
       if (v4) {

@@ -62,12 +62,11 @@ absl::StatusOr<net::LinkInfo> CheckBridge(net::NetlinkSocket& sock, const Config
   return br;
 }
 
-// A route matches on destination (host bits ignored) and gateway if given.
+// A route matches on destination (host bits ignored) and gateway if given, on
+// any of its paths (IPv6 default routes of two networks are one multipath route).
 bool HasRoute(const std::vector<net::RouteSpec>& table, const Route& want) {
   for (const net::RouteSpec& have : table) {
-    if (have.dst.Network() != want.dst.Network()) continue;
-    if (want.gw && have.gw != want.gw) continue;
-    return true;
+    if (have.dst.Network() == want.dst.Network() && net::HasPath(have, want.gw)) return true;
   }
   return false;
 }

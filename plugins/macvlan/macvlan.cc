@@ -248,7 +248,7 @@ absl::Status Check(const CmdArgs& args) {
   for (const Route& r : (*prev)->routes) {
     bool found = false;
     for (const net::RouteSpec& have : *table) {
-      found = found || (have.dst.Network() == r.dst.Network() && (!r.gw || have.gw == r.gw));
+      found = found || (have.dst.Network() == r.dst.Network() && net::HasPath(have, r.gw));
     }
     if (!found) {
       std::string text = r.dst.Network().ToString();

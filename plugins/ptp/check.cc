@@ -78,10 +78,7 @@ absl::Status CheckAddress(net::NetlinkSocket& sock, const net::LinkInfo& link,
 // A route matches on destination (host bits ignored), and on gateway and
 // output device when `want` names them.
 bool RouteMatches(const net::RouteSpec& have, const net::RouteSpec& want) {
-  if (have.dst.Network() != want.dst.Network()) return false;
-  if (want.gw && have.gw != want.gw) return false;
-  if (want.ifindex != 0 && have.ifindex != want.ifindex) return false;
-  return true;
+  return have.dst.Network() == want.dst.Network() && net::HasPath(have, want.gw, want.ifindex);
 }
 
 absl::Status CheckRoute(const std::vector<net::RouteSpec>& table, const net::RouteSpec& want,

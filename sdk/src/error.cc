@@ -15,6 +15,7 @@ namespace {
 constexpr absl::string_view kCodeUrl = "cni.dev/error-code";
 constexpr absl::string_view kDetailsUrl = "cni.dev/error-details";
 constexpr absl::string_view kErrnoUrl = "cni.dev/errno";
+constexpr absl::string_view kDocumentUrl = "cni.dev/error-document";
 
 // absl::Status needs a canonical code; map the CNI code to the closest one so
 // logs read sensibly. The CNI code in the payload is what counts.
@@ -57,6 +58,17 @@ absl::Status Error(ErrorCode code, absl::string_view msg, absl::string_view deta
   status = WithCode(std::move(status), code);
   if (!details.empty()) status = WithDetails(std::move(status), details);
   return status;
+}
+
+absl::Status WithErrorDocument(absl::Status status, absl::string_view document) {
+  if (status.ok()) return status;
+  status.SetPayload(kDocumentUrl, absl::Cord(document));
+  return status;
+}
+
+std::string ErrorDocumentOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kDocumentUrl);
+  return payload ? std::string(*payload) : std::string();
 }
 
 int CodeOf(const absl::Status& status) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <iostream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,8 @@ absl::Status PluginFailure(const std::string& path, const CommandResult& run) {
       absl::Status s(absl::StatusCode::kUnknown,
                      msg != nullptr && msg->is_string() ? msg->get<std::string>() : "");
       s = WithCode(std::move(s), static_cast<ErrorCode>(code->get<int>()));
-      return details.empty() ? s : WithDetails(std::move(s), details);
+      if (!details.empty()) s = WithDetails(std::move(s), details);
+      return WithErrorDocument(std::move(s), run.out);
     }
   }
   std::string what = run.timed_out ? "timed out" : absl::StrCat("exited with status ", run.exit_code);
@@ -60,7 +62,11 @@ absl::StatusOr<ExecOutput> Delegate(absl::string_view verb, absl::string_view ty
   SetEnv(env, "CNI_COMMAND", verb);
   absl::StatusOr<ExecOutput> out = ExecPlugin(*path, env, ConfBytes(args, conf_bytes));
   if (!out.ok()) {
-    return Annotate(out.status(), absl::StrCat("delegating ", verb, " to \"", type, "\""));
+    // The delegate's error goes back unchanged (code, msg, details, and the
+    // document it printed), as upstream's invoke does: runtimes and users
+    // match on the IPAM plugin's own text. Which delegate failed is logged.
+    std::cerr << "delegating " << verb << " to \"" << type << "\" failed: " << out.status().message()
+              << "\n";
   }
   return out;
 }

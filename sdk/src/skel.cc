@@ -145,8 +145,8 @@ absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info
 
   absl::StatusOr<NetConf> conf = NetConf::Parse(io.stdin_data);
   if (!conf.ok()) {
-    return WithCode(Annotate(conf.status(), "decoding network configuration"),
-                    ErrorCode::kDecodingFailure);
+    // NetConf::Parse names the step ("decoding network configuration: ...").
+    return WithCode(conf.status(), ErrorCode::kDecodingFailure);
   }
   a.conf = *std::move(conf);
   if (a.conf.name.empty()) return Error(ErrorCode::kInvalidNetworkConfig, "missing network name");
@@ -245,21 +245,48 @@ absl::Status GuardedDispatch(const PluginFuncs& funcs, const PluginInfo& info, c
   }
 }
 
+// Whether `document` (another plugin's error document) still says what
+// `status` says: the same code, msg and details.
+bool DocumentSays(absl::string_view document, const absl::Status& status) {
+  absl::StatusOr<Json> doc = ParseJson(document);
+  if (!doc.ok() || !doc->is_object()) return false;
+  const Json* code = FindKey(*doc, "code");
+  const Json* msg = FindKey(*doc, "msg");
+  const Json* details = FindKey(*doc, "details");
+  std::string doc_msg = msg != nullptr && msg->is_string() ? msg->get<std::string>() : "";
+  std::string doc_details =
+      details != nullptr && details->is_string() ? details->get<std::string>() : "";
+  return code != nullptr && code->is_number_integer() && code->get<int>() == CodeOf(status) &&
+         doc_msg == status.message() && doc_details == DetailsOf(status);
+}
+
+// What a failed command prints: a delegate's error passed through unchanged
+// is printed byte for byte as the delegate printed it (so the runtime sees
+// the IPAM plugin's document, as with upstream); anything else as our own
+// document at the config's version.
+std::string PrintedError(const absl::Status& status, absl::string_view stdin_data) {
+  std::string document = ErrorDocumentOf(status);
+  if (!document.empty() && DocumentSays(document, status)) return document;
+  return ErrorJson(status, ErrorVersion(stdin_data)) + "\n";
+}
+
 }  // namespace
 
 bool IsValidContainerId(absl::string_view id) { return IsValidName(id); }
 
 absl::Status ValidateInterfaceName(absl::string_view name) {
-  auto bad = [&](absl::string_view why) {
-    return Error(ErrorCode::kInvalidEnvironment,
-                 absl::StrCat("interface name \"", name, "\" ", why));
+  // Upstream's words (libcni's ValidateInterfaceName), which runtimes see.
+  auto bad = [](absl::string_view msg, absl::string_view details = {}) {
+    return Error(ErrorCode::kInvalidEnvironment, msg, details);
   };
-  if (name.empty()) return bad("is empty");
-  if (name.size() > 15) return bad("is too long (max 15 bytes)");
-  if (name == "." || name == "..") return bad("is not a valid name");
+  if (name.empty()) return bad("interface name is empty");
+  if (name.size() > 15) {
+    return bad("interface name is too long", "interface name should be less than 16 characters");
+  }
+  if (name == "." || name == "..") return bad("interface name is . or ..");
   for (char c : name) {
     if (c == '/' || c == ':' || absl::ascii_isspace(static_cast<unsigned char>(c))) {
-      return bad("contains an invalid character");
+      return bad("interface name contains / or : or whitespace characters");
     }
   }
   return absl::OkStatus();
@@ -307,7 +334,7 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
     status = GuardedDispatch(funcs, info, io, cmd, out);
   }
   if (status.ok()) return 0;
-  out << ErrorJson(status, ErrorVersion(io.stdin_data)) << "\n";
+  out << PrintedError(status, io.stdin_data);
   err << "CNI " << cmd << " failed: " << status.message() << "\n";
   return 1;
 }

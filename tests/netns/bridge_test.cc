@@ -494,3 +494,45 @@ TEST_CASE("bridge: same result and kernel state as upstream's bridge",
   fx.DelNetns(our_ns);
   CHECK(fx.Leftovers().empty());
 }
+
+TEST_CASE("bridge: the bridge has its own MAC, unlike any port's, and keeps it as ports come and go",
+          "[netns][bridge]") {
+  const Json extra = GENERATE(Json::object(), Json({{"isGateway", true}}));
+  INFO(extra.dump());
+  NetnsFixture fx;
+  std::vector<std::string> ns = {fx.AddNetns("c1"), fx.AddNetns("c2"), fx.AddNetns("c3")};
+  auto conf = [&](int i) { return BrConf("1.0.0", StaticIpam(absl::StrCat("10.55.0.", 10 + i, "/24")), extra); };
+  auto bridge_mac = [&] { return LinkJson(fx, "", "br0").value("address", ""); };
+  // Every port's MAC (host veths) and every container interface's.
+  auto port_macs = [&] {
+    std::set<std::string> macs;
+    for (const std::string& link : fx.Links()) {
+      if (absl::StartsWith(link, "veth")) macs.insert(LinkJson(fx, "", link).value("address", ""));
+    }
+    return macs;
+  };
+
+  cni::Result r0 = MustResult(Call("ADD", conf(0), ns[0], "ctr0"));
+  const std::string mac = bridge_mac();
+  CHECK(r0.interfaces[0].mac == mac);
+  CHECK(r0.interfaces[1].mac != mac);
+  CHECK(r0.interfaces[2].mac != mac);
+  MustResult(Call("ADD", conf(1), ns[1], "ctr1"));
+  MustResult(Call("ADD", conf(2), ns[2], "ctr2"));
+  CHECK(bridge_mac() == mac);
+  CHECK(port_macs().size() == 3);
+  CHECK(port_macs().count(mac) == 0);
+
+  // The first port leaves, another joins: the bridge keeps its MAC.
+  MustSucceed(Call("DEL", conf(0), ns[0], "ctr0"));
+  CHECK(bridge_mac() == mac);
+  cni::Result r3 = MustResult(Call("ADD", conf(3), ns[0], "ctr3"));
+  CHECK(bridge_mac() == mac);
+  CHECK(r3.interfaces[0].mac == mac);
+  CHECK(port_macs().count(mac) == 0);
+  for (int i = 1; i <= 3; ++i) {
+    MustSucceed(Call("DEL", conf(i), ns[i == 3 ? 0 : i], absl::StrCat("ctr", i)));
+  }
+  CHECK(bridge_mac() == mac);  // even with no port left
+  TearDown(fx, ns, {"br0"});
+}

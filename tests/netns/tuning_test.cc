@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "cni/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
@@ -243,6 +244,64 @@ TEST_CASE("tuning: bad keys, the allowlist and a missing prevResult change nothi
   CHECK(ok.exit_code == 0);
   CHECK(Sysctl(fx, c1, "net/core/somaxconn") == "77");
 
+  PtpDel("1.0.0", c1, "ctr1");
+  TearDown(fx, {c1});
+}
+
+TEST_CASE("tuning: one sysctl named twice, in any spelling, is refused with code 7 and changes nothing",
+          "[netns][tuning]") {
+  NetnsFixture fx;
+  TempDir data;
+  std::string c1 = fx.AddNetns("c1");
+  Json prev = PtpAdd("1.0.0", c1, "ctr1");
+  LinkState before = Eth0(fx, c1);
+  std::string somaxconn = Sysctl(fx, c1, "net/core/somaxconn");
+  std::string rp_filter = Sysctl(fx, c1, "net/ipv4/conf/eth0/rp_filter");
+
+  // `sysctl` and `args_sysctl` are JSON text, pasted in as written: the
+  // parsed document would keep only the last of two equal keys.
+  auto conf = [&](const std::string& sysctl, const std::string& args_sysctl = "") {
+    Json keys = {{"dataDir", data.str()}, {"mtu", 1300}, {"sysctl", "@SYSCTL@"}};
+    if (!args_sysctl.empty()) keys["args"] = {{"cni", {{"sysctl", "@ARGS@"}}}};
+    std::string text = TuningConf("1.0.0", prev, keys).dump();
+    text.replace(text.find("\"@SYSCTL@\""), 10, sysctl);
+    if (!args_sysctl.empty()) text.replace(text.find("\"@ARGS@\""), 8, args_sysctl);
+    return text;
+  };
+  auto refused = [&](const std::string& text) {
+    for (const char* command : {"ADD", "CHECK"}) {
+      RunResult r = CallPlugin("tuning", command, text, c1, "ctr1");
+      INFO(command << " " << text << " -> " << Describe(r));
+      CHECK(r.exit_code != 0);
+      CHECK(ErrorCode(r) == 7);
+      CHECK(absl::StrContains(ErrorMessage(r), "duplicated sysctl keys are not allowed"));
+    }
+    CHECK(Eth0(fx, c1) == before);
+    CHECK(Sysctl(fx, c1, "net/core/somaxconn") == somaxconn);
+    CHECK(Sysctl(fx, c1, "net/ipv4/conf/eth0/rp_filter") == rp_filter);
+    CHECK(Files(data).empty());
+  };
+  // The same key twice in the text.
+  refused(conf(R"({"net.core.somaxconn":"77","net.core.somaxconn":"78"})"));
+  refused(conf(R"({"net/core/somaxconn":"77","net.ipv4.ip_forward":"1","net/core/somaxconn":"77"})"));
+  // Two spellings of one file: "." and "/", IFNAME and the interface's name.
+  refused(conf(R"({"net.core.somaxconn":"77","net/core/somaxconn":"78"})"));
+  refused(conf(R"({"net.ipv4.conf.IFNAME.rp_filter":"1","net.ipv4.conf.eth0.rp_filter":"2"})"));
+  refused(conf(R"({"net/ipv4/conf/IFNAME/rp_filter":"1","net.ipv4.conf.eth0.rp_filter":"1"})"));
+  refused(conf(R"({"net.core.somaxconn":"77","net/core/./somaxconn":"78"})"));
+  // Within args.cni too.
+  refused(conf(R"({"net.core.somaxconn":"77"})", R"({"net.core.somaxconn":"1","net/core/somaxconn":"2"})"));
+  refused(conf(R"({})", R"({"net.core.somaxconn":"1","net.core.somaxconn":"2"})"));
+
+  // args.cni overriding the config for the same file, in another spelling,
+  // is not a duplicate: args.cni wins, as for every other key.
+  RunResult ok = CallPlugin("tuning", "ADD",
+                            conf(R"({"net.core.somaxconn":"77"})", R"({"net/core/somaxconn":"78"})"), c1,
+                            "ctr1");
+  INFO(Describe(ok));
+  CHECK(ok.exit_code == 0);
+  CHECK(Sysctl(fx, c1, "net/core/somaxconn") == "78");
+  MustSucceed(CallPlugin("tuning", "DEL", conf(R"({})"), c1, "ctr1"));
   PtpDel("1.0.0", c1, "ctr1");
   TearDown(fx, {c1});
 }

@@ -368,3 +368,109 @@ TEST_CASE("host-local: ours and upstream running concurrently never share an add
   for (const auto& r : results) CHECK(r.exit_code == 0);
   CHECK(IpFiles(tmp.path() / "net1").empty());
 }
+
+namespace {
+
+// Writes a reservation file by hand, as an older upstream release left it.
+void WriteByHand(const fs::path& file, const std::string& content) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << content;
+}
+
+// Old-format reservations (the container ID only, as releases before
+// upstream stored the interface name wrote them) through CHECK and DEL, run
+// by the plugin in `dir` ("" = ours) on a store of its own. `index` says
+// what our index knows when the old files appear: "none" (no index yet),
+// "current" (an index stamped by our ADD, then files added behind its back),
+// "knows" (the next operation of ours has already filed them), or
+// "rewritten" (one of our files rewritten in place to the old format).
+// Returns a
+// transcript: each step's exit code and the reservations left after it.
+std::vector<std::string> OldFormatTranscript(const std::string& dir, const std::string& index) {
+  TempDir tmp;
+  std::string conf = Conf("1.0.0", tmp.str());
+  fs::path net = tmp.path() / "net1";
+  std::vector<std::string> log;
+  auto step = [&](const std::string& what, const RunResult& r) {
+    std::string files;
+    for (const auto& [name, content] : IpFiles(net)) files += name + " ";
+    log.push_back(what + " -> " + std::to_string(r.exit_code) + " [" + files + "]");
+  };
+  if (index == "none") {
+    fs::create_directories(net);
+  } else {
+    step("ADD new1 eth0", Call("ADD", "new1", conf, dir));
+  }
+  WriteByHand(net / "10.1.0.7", "ctr-old");
+  WriteByHand(net / "10.1.0.8", "ctr-old\n");
+  WriteByHand(net / "10.1.0.9", "ctr-old\r\neth1");  // the current format, another interface
+  if (index == "knows") step("CHECK new1 eth0", Call("CHECK", "new1", conf, dir));
+  if (index == "rewritten") {
+    // new1's IPv4 file rewritten in place (same inode, so the directory's
+    // mtime stays and the index still files it under new1): new1's DEL
+    // leaves it, and from then on it is ctr-old's.
+    WriteByHand(net / "10.1.0.2", "ctr-old");
+    step("DEL new1 eth0", Call("DEL", "new1", conf, dir));
+  }
+  step("CHECK ctr-old eth0", Call("CHECK", "ctr-old", conf, dir));
+  // One pass per range set: the eth1 file, then (none left) the ID-only ones.
+  step("DEL ctr-old eth1", Call("DEL", "ctr-old", conf, dir, {}, "eth1"));
+  step("CHECK ctr-old eth0", Call("CHECK", "ctr-old", conf, dir));
+  // Nothing of eth0 in the current format: the ID-only files go.
+  step("DEL ctr-old eth0", Call("DEL", "ctr-old", conf, dir));
+  step("CHECK ctr-old eth0", Call("CHECK", "ctr-old", conf, dir));
+  step("DEL ctr-old eth0", Call("DEL", "ctr-old", conf, dir));
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("host-local: old-format reservations are checked and released by container ID, as upstream",
+          "[host-local][process]") {
+  const std::string index = GENERATE(as<std::string>{}, "none", "current", "knows", "rewritten");
+  INFO("index: " << index);
+  std::vector<std::string> ours = OldFormatTranscript("", index);
+  if (!HaveUpstream()) {
+    WARN("upstream host-local not installed; differential skipped");
+  } else {
+    // Differential: upstream (1.1.1 has the ID-only fallback) gives the same transcript.
+    CHECK(ours == OldFormatTranscript(kUpstreamDir, index));
+  }
+  // What the transcript says: CHECK finds the ID-only files; with two range
+  // sets, the DEL of the container's eth1 (one pass per set) releases its
+  // eth1 file and then, finding no eth1 file left, the ID-only ones too.
+  auto line = [&](const std::string& prefix) {
+    for (const std::string& l : ours) {
+      if (l.rfind(prefix, 0) == 0) return l;
+    }
+    return std::string();
+  };
+  CHECK(line("CHECK ctr-old eth0 -> ").find("-> 0") != std::string::npos);
+  std::string del = line("DEL ctr-old eth1 -> ");
+  CHECK(del.find("-> 0") != std::string::npos);
+  for (const char* ip : {"10.1.0.7", "10.1.0.8", "10.1.0.9"}) CHECK(del.find(ip) == std::string::npos);
+  if (index == "rewritten") CHECK(del.find("10.1.0.2 ") == std::string::npos);
+  CHECK(ours[ours.size() - 2].find("CHECK ctr-old eth0 -> 1") == 0);
+}
+
+TEST_CASE("host-local: GC keeps an old-format reservation while its container has a valid attachment",
+          "[host-local][process]") {
+  TempDir tmp;
+  std::string conf = Conf("1.1.0", tmp.str());
+  fs::path net = tmp.path() / "net1";
+  REQUIRE(Call("ADD", "new1", conf).exit_code == 0);  // the index is current...
+  WriteByHand(net / "10.1.0.7", "kept");               // ...then files appear behind it
+  WriteByHand(net / "10.1.0.8", "gone\n");
+  Json gc = Json::parse(conf);
+  gc["cni.dev/valid-attachments"] = {{{"containerID", "new1"}, {"ifname", "eth0"}},
+                                     {{"containerID", "kept"}, {"ifname", "eth3"}}};
+  RunResult r = Call("GC", "", gc.dump());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  std::map<std::string, std::string> left = IpFiles(net);
+  CHECK(left.count("10.1.0.7") == 1);
+  CHECK(left.count("10.1.0.8") == 0);
+  CHECK(left.size() == 3);  // new1's two and kept's
+  // And a DEL of the kept container's ID releases it (by ID, any interface).
+  REQUIRE(Call("DEL", "kept", conf, {}, {}, "eth3").exit_code == 0);
+  CHECK(IpFiles(net).count("10.1.0.7") == 0);
+}

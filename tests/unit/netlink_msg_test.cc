@@ -120,6 +120,13 @@ TEST_CASE("route requests: scope, protocol and table defaults", "[net]") {
     CHECK(nla_get_u32(a.Find(RTA_OIF)) == 7);
     CHECK(a.Find(RTA_GATEWAY) == nullptr);
   }
+  SECTION("adding alongside sends CREATE without EXCL or REPLACE, as upstream's IPAM") {
+    NlMsgPtr msg = Must(BuildRouteRequest(r, RouteOp::kAddAlongside));
+    nlmsghdr* h = nlmsg_hdr(msg.get());
+    CHECK(h->nlmsg_type == RTM_NEWROUTE);
+    CHECK((h->nlmsg_flags & NLM_F_CREATE) != 0);
+    CHECK((h->nlmsg_flags & (NLM_F_EXCL | NLM_F_REPLACE | NLM_F_APPEND)) == 0);
+  }
   SECTION("host bits of the destination are cleared") {
     r.dst = P("10.1.0.9/24");
     NlMsgPtr msg = Must(BuildRouteRequest(r, RouteOp::kAdd));

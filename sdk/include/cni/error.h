@@ -43,6 +43,15 @@ absl::Status WithDetails(absl::Status status, absl::string_view details);
 // Builds a failed status carrying `code`, `msg` and optionally `details`.
 absl::Status Error(ErrorCode code, absl::string_view msg, absl::string_view details = {});
 
+// The error document another plugin printed (its exact bytes), kept on the
+// status built from it. A plugin that fails because its delegate failed
+// prints that document unchanged (skel does, as long as the status still
+// says what the document says: same code, msg and details), so the runtime
+// sees the IPAM plugin's error as the IPAM plugin wrote it, as with upstream.
+absl::Status WithErrorDocument(absl::Status status, absl::string_view document);
+// The document attached by WithErrorDocument, empty if none.
+std::string ErrorDocumentOf(const absl::Status& status);
+
 // The CNI code on `status`: the attached one, else kInternal for a failure
 // (kUnknown... is never guessed), or kUnknown for OK.
 int CodeOf(const absl::Status& status);

@@ -20,7 +20,9 @@
 
 namespace cni::status_internal {
 
+// The status of a Status (itself) or of a StatusOr, for the macros below.
 inline const absl::Status& AsStatus(const absl::Status& s) { return s; }
+// The status of a StatusOr.
 template <typename T>
 const absl::Status& AsStatus(const absl::StatusOr<T>& s) {
   return s.status();
@@ -28,6 +30,7 @@ const absl::Status& AsStatus(const absl::StatusOr<T>& s) {
 
 // The failure itself, or annotated with the concatenated context.
 inline absl::Status Annotated(absl::Status s) { return s; }
+// The failure annotated with its context pieces joined ("context: message").
 template <typename... Ctx>
 absl::Status Annotated(absl::Status s, const Ctx&... context) {
   return Annotate(s, absl::StrCat(context...));

@@ -127,6 +127,14 @@ absl::Status CreateBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
   if (spec.mtu > 0 && nla_put_u32(msg->get(), IFLA_MTU, static_cast<uint32_t>(spec.mtu)) < 0) {
     return NoMemory(what);
   }
+  // The bridge's own address, given at creation: a MAC set by the creator is
+  // never recalculated by the kernel, whereas an unset one follows the lowest
+  // port MAC and changes as containers come and go (and would equal one of
+  // theirs).
+  MacAddress mac = MacAddress::RandomLocal();
+  if (nla_put(msg->get(), IFLA_ADDRESS, static_cast<int>(mac.bytes().size()), mac.bytes().data()) < 0) {
+    return NoMemory(what);
+  }
   std::optional<bool> filtering;
   if (spec.vlan_filtering) filtering = true;
   if (absl::Status st = PutBridgeInfo(msg->get(), filtering, what); !st.ok()) return st;

@@ -114,7 +114,10 @@ absl::Status Configure(NetlinkSocket& sock, absl::string_view ifname, const Resu
     if (r.priority) spec.priority = static_cast<uint32_t>(*r.priority);
     spec.mtu = r.mtu;
     spec.advmss = r.advmss;
-    if (absl::Status st = AddRoute(sock, spec); !st.ok()) return st;
+    // Alongside, not exclusive: the container may already have a route to the
+    // same destination through another network's interface (two default
+    // routes when it is on two networks); upstream's request keeps both too.
+    if (absl::Status st = AddRouteAlongside(sock, spec); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

@@ -69,9 +69,9 @@ absl::StatusOr<RtnlRoutePtr> Build(const RouteSpec& r, RouteOp op, absl::string_
 }
 
 std::string What(const RouteSpec& r, RouteOp op) {
-  const char* verb = op == RouteOp::kAdd       ? "adding"
-                     : op == RouteOp::kReplace ? "replacing"
-                                               : "deleting";
+  const char* verb = op == RouteOp::kAdd || op == RouteOp::kAddAlongside ? "adding"
+                     : op == RouteOp::kReplace                            ? "replacing"
+                                                                          : "deleting";
   return absl::StrCat(verb, " route ", r.ToString());
 }
 
@@ -84,6 +84,12 @@ absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
   switch (op) {
     case RouteOp::kAdd:
       rc = rtnl_route_build_add_request(route->get(), NLM_F_EXCL, &raw);
+      break;
+    case RouteOp::kAddAlongside:
+      // Neither EXCL nor REPLACE: the kernel adds the route next to any other
+      // one to the same destination and refuses only an identical route
+      // (`ip route prepend`). libnl adds NLM_F_CREATE itself.
+      rc = rtnl_route_build_add_request(route->get(), 0, &raw);
       break;
     case RouteOp::kReplace:
       rc = rtnl_route_build_add_request(route->get(), NLM_F_REPLACE, &raw);
@@ -157,8 +163,23 @@ std::string RouteSpec::ToString() const {
   return s;
 }
 
+bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifindex) {
+  auto matches = [&](const std::optional<IpAddress>& path_gw, int path_ifindex) {
+    return (!gw || path_gw == gw) && (ifindex == 0 || path_ifindex == ifindex);
+  };
+  if (route.multipath.empty()) return matches(route.gw, route.ifindex);
+  for (const Nexthop& p : route.multipath) {
+    if (matches(p.gw, p.ifindex)) return true;
+  }
+  return false;
+}
+
 absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route) {
   return Send(sock, route, RouteOp::kAdd);
+}
+
+absl::Status AddRouteAlongside(NetlinkSocket& sock, const RouteSpec& route) {
+  return Send(sock, route, RouteOp::kAddAlongside);
 }
 
 absl::Status ReplaceRoute(NetlinkSocket& sock, const RouteSpec& route) {

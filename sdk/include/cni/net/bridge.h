@@ -29,7 +29,9 @@ struct BridgeSpec {
   bool promisc = false;         // IFF_PROMISC on the bridge (turned on, never off)
 };
 
-// Creates the bridge, or reuses it if it exists, and brings it up. Safe
+// Creates the bridge, or reuses it if it exists, and brings it up. A bridge
+// it creates gets its own random locally administered MAC, which the kernel
+// then keeps (it never takes a port's MAC). Safe
 // against concurrent callers: EEXIST on create means someone else made it,
 // so it is looked up and must be a bridge (`"cni0" already exists but is not
 // a bridge`, code 7 as the config names it). The returned info is fresh.

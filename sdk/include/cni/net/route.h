@@ -47,16 +47,30 @@ struct RouteSpec {
   friend bool operator==(const RouteSpec&, const RouteSpec&) = default;
 };
 
+// Whether one of the paths of `route` (its single path, or any of its
+// multipath nexthops) goes via `gw` (when given) and out of `ifindex` (when
+// not 0). IPv6 routes to one destination through two devices are one
+// multipath route, so a check for "default via X" must look at every path.
+bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifindex = 0);
+
 // Adds a route; an identical one already present is absl::AlreadyExists.
 absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route);
+// Adds a route even when another one to the same destination and metric
+// exists (through another device or gateway): the kernel keeps both (IPv4:
+// the newer first; IPv6: joined as paths of one multipath route when both
+// have a gateway). Only an identical route is absl::AlreadyExists. This is
+// how an IPAM result is applied (upstream sends the same request), so a
+// container on two networks keeps a default route through each.
+absl::Status AddRouteAlongside(NetlinkSocket& sock, const RouteSpec& route);
 // Adds or replaces the route with the same destination/table/metric.
 absl::Status ReplaceRoute(NetlinkSocket& sock, const RouteSpec& route);
 // Deletes a route; a missing one is absl::NotFound ("No such process", ESRCH).
 absl::Status DeleteRoute(NetlinkSocket& sock, const RouteSpec& route);
 
-// Which request BuildRouteRequest builds: RTM_NEWROUTE with NLM_F_EXCL (add)
-// or NLM_F_REPLACE (replace), or RTM_DELROUTE (delete).
-enum class RouteOp { kAdd, kReplace, kDelete };
+// Which request BuildRouteRequest builds: RTM_NEWROUTE with NLM_F_EXCL (add),
+// with neither NLM_F_EXCL nor NLM_F_REPLACE (add alongside), or with
+// NLM_F_REPLACE (replace); or RTM_DELROUTE (delete).
+enum class RouteOp { kAdd, kAddAlongside, kReplace, kDelete };
 // The RTM_NEWROUTE / RTM_DELROUTE request the calls above send (for tests and
 // tools; no I/O).
 absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op);
