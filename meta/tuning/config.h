@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::tuning {
@@ -39,17 +40,29 @@ struct Config {
   std::string data_dir;
   std::string name;                     // the network's name (recorded in backups, for GC)
 
+  // prevResult as parsed: ADD and CHECK require one (and fail on a bad one);
+  // STATUS does not look at it.
+  absl::StatusOr<std::optional<Result>> prev_result = std::optional<Result>();
+
   // True if ADD changes a link attribute (and so saves a backup first).
   bool ChangesLink() const { return mac || promisc || mtu != 0 || allmulti || txqlen; }
+
+  // Parses the configuration (args.conf, CNI_ARGS, prevResult). Later sources
+  // win, as upstream: config keys < CNI_ARGS MAC < runtimeConfig.mac <
+  // args.cni.*. CNI_IFNAME resolves IFNAME in sysctl keys. Wrong types are
+  // code 6; bad values (a MAC that does not parse, negative mtu/txQLen, a
+  // sysctl key outside /proc/sys/net) code 7; unknown CNI_ARGS keys code 4
+  // (unless IgnoreUnknown).
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
 };
 
-// Parses the configuration. Later sources win, as upstream: config keys <
-// CNI_ARGS MAC < runtimeConfig.mac < args.cni.*. `ifname` resolves IFNAME in
-// sysctl keys. Wrong types are code 6; bad values (a MAC that does not parse,
-// negative mtu/txQLen, a sysctl key outside /proc/sys/net) code 7; unknown
-// CNI_ARGS keys code 4 (unless IgnoreUnknown).
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
-                                   absl::string_view ifname);
+// What DEL and GC need: only the dataDir, so they still work when other keys
+// have become invalid.
+struct BackupDir {
+  std::string path;  // the dataDir, default kDefaultDataDir
+
+  static absl::StatusOr<BackupDir> Parse(const CmdArgs& args);
+};
 
 // The sysctl key as a path relative to /proc/sys: every '.' becomes '/', then
 // the first "IFNAME" becomes `ifname` (so names with dots work), and the
@@ -65,8 +78,5 @@ absl::Status CheckAllowlist(const Config& config, absl::string_view text);
 // everything (upstream's rule).
 absl::Status CheckAllowlistFile(const Config& config, const std::string& path);
 
-// Only the dataDir (DEL needs nothing else, and must work even when other keys
-// have become invalid).
-absl::StatusOr<std::string> ParseDataDir(const NetConf& conf);
 
 }  // namespace cni::tuning
