@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni::hostlocal {
 namespace {
@@ -66,9 +67,8 @@ absl::StatusOr<IpConfig> Allocator::GetRequested(absl::string_view id, absl::str
     return absl::InvalidArgumentError(
         absl::StrCat("requested ip ", ip.ToString(), " is subnet's gateway"));
   }
-  absl::StatusOr<bool> reserved = store_.Reserve(id, ifname, ip, range_id_);
-  if (!reserved.ok()) return reserved.status();
-  if (!*reserved) {
+  ASSIGN_OR_RETURN(bool reserved, store_.Reserve(id, ifname, ip, range_id_));
+  if (!reserved) {
     return absl::UnavailableError(absl::StrCat("requested IP address ", ip.ToString(),
                                                " is not available in range set ",
                                                RangeSetToString(set_)));
@@ -81,9 +81,8 @@ absl::StatusOr<IpConfig> Allocator::Get(absl::string_view id, absl::string_view 
   if (requested) return GetRequested(id, ifname, *requested);
 
   // The spec forbids two addresses from one range set for one attachment.
-  absl::StatusOr<std::vector<net::IpAddress>> mine = store_.GetByAttachment(id, ifname);
-  if (!mine.ok()) return mine.status();
-  for (const net::IpAddress& ip : *mine) {
+  ASSIGN_OR_RETURN(std::vector<net::IpAddress> mine, store_.GetByAttachment(id, ifname));
+  for (const net::IpAddress& ip : mine) {
     if (RangeSetContains(set_, ip)) {
       return absl::AlreadyExistsError(absl::StrCat(ip.ToString(), " has been allocated to ", id,
                                                    ", duplicate allocation is not allowed"));
@@ -100,13 +99,10 @@ absl::StatusOr<IpConfig> Allocator::Get(absl::string_view id, absl::string_view 
   while (auto candidate = iter.Next()) {
     const auto& [ip, range] = *candidate;
     if (taken && taken->contains(ip)) continue;
-    absl::StatusOr<bool> reserved = store_.Reserve(id, ifname, ip, range_id_);
-    if (!reserved.ok()) return reserved.status();
-    if (*reserved) return MakeIpConfig(ip, *range);
+    ASSIGN_OR_RETURN(bool reserved, store_.Reserve(id, ifname, ip, range_id_));
+    if (reserved) return MakeIpConfig(ip, *range);
     if (!taken && ++misses >= kProbeLimit) {
-      absl::StatusOr<IpAddressSet> listed = store_.ReservedAddresses();
-      if (!listed.ok()) return listed.status();
-      taken = *std::move(listed);
+      ASSIGN_OR_RETURN(taken, store_.ReservedAddresses());
     }
   }
   return absl::ResourceExhaustedError(

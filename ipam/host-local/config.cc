@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -7,9 +8,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cni/args.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
-#include "fs.h"
 
 namespace cni::hostlocal {
 namespace {
@@ -34,46 +36,32 @@ IpAddress Canonical(const IpAddress& ip) {
 // Requested IPs may carry a prefix length ("10.1.2.3/24"); only the address counts.
 absl::StatusOr<IpAddress> ParseIpMaybeCidr(absl::string_view text) {
   absl::string_view addr = text.substr(0, text.find('/'));
-  if (addr.size() != text.size()) {
-    absl::StatusOr<IpPrefix> p = IpPrefix::Parse(text);
-    if (!p.ok()) return p.status();
-  }
-  absl::StatusOr<IpAddress> ip = IpAddress::Parse(addr);
-  if (!ip.ok()) return ip.status();
-  return Canonical(*ip);
+  if (addr.size() != text.size()) RETURN_IF_ERROR(IpPrefix::Parse(text));
+  ASSIGN_OR_RETURN(IpAddress ip, IpAddress::Parse(addr));
+  return Canonical(ip);
 }
 
 absl::StatusOr<std::optional<IpAddress>> GetIp(const Json& obj, absl::string_view key) {
-  absl::StatusOr<std::optional<std::string>> s = GetString(obj, key);
-  if (!s.ok()) return s.status();
-  if (!s->has_value() || (*s)->empty()) return std::optional<IpAddress>();
-  absl::StatusOr<IpAddress> ip = IpAddress::Parse(**s);
-  if (!ip.ok()) return Annotate(ip.status(), key);
-  return std::optional<IpAddress>(Canonical(*ip));
+  ASSIGN_OR_RETURN(std::optional<std::string> s, GetString(obj, key));
+  if (!s || s->empty()) return std::optional<IpAddress>();
+  ASSIGN_OR_RETURN(IpAddress ip, IpAddress::Parse(*s), key);
+  return std::optional<IpAddress>(Canonical(ip));
 }
 
 // Parses one {subnet, rangeStart, rangeEnd, gateway} object and canonicalises it.
 absl::StatusOr<Range> ParseRange(const Json& j) {
   if (!j.is_object()) return Error(ErrorCode::kDecodingFailure, "range must be an object");
-  absl::StatusOr<std::optional<std::string>> subnet = GetString(j, "subnet");
-  if (!subnet.ok()) return subnet.status();
-  if (!subnet->has_value() || (*subnet)->empty()) return Invalid("range has no subnet");
-  absl::StatusOr<IpPrefix> prefix = IpPrefix::Parse(**subnet);
-  if (!prefix.ok()) return prefix.status();
-
+  ASSIGN_OR_RETURN(std::optional<std::string> subnet, GetString(j, "subnet"));
+  if (!subnet || subnet->empty()) return Invalid("range has no subnet");
   Range r;
-  r.subnet = *prefix;
-  auto start = GetIp(j, "rangeStart");
-  auto end = GetIp(j, "rangeEnd");
-  auto gw = GetIp(j, "gateway");
-  for (const auto* s : {&start, &end, &gw}) {
-    if (!s->ok()) return s->status();
-  }
-  if (start->has_value()) r.range_start = **start;
-  if (end->has_value()) r.range_end = **end;
-  if (gw->has_value()) r.gateway = **gw;
-  absl::Status st = r.Canonicalize(start->has_value(), end->has_value(), gw->has_value());
-  if (!st.ok()) return st;
+  ASSIGN_OR_RETURN(r.subnet, IpPrefix::Parse(*subnet));
+  ASSIGN_OR_RETURN(std::optional<IpAddress> start, GetIp(j, "rangeStart"));
+  ASSIGN_OR_RETURN(std::optional<IpAddress> end, GetIp(j, "rangeEnd"));
+  ASSIGN_OR_RETURN(std::optional<IpAddress> gw, GetIp(j, "gateway"));
+  if (start) r.range_start = *start;
+  if (end) r.range_end = *end;
+  if (gw) r.gateway = *gw;
+  RETURN_IF_ERROR(r.Canonicalize(start.has_value(), end.has_value(), gw.has_value()));
   return r;
 }
 
@@ -83,12 +71,11 @@ absl::StatusOr<RangeSet> ParseRangeSet(const Json& j) {
   if (j.empty()) return Invalid("empty range set");
   RangeSet set;
   for (const Json& r : j) {
-    absl::StatusOr<Range> range = ParseRange(r);
-    if (!range.ok()) return range.status();
-    if (!set.empty() && set.front().subnet.family() != range->subnet.family()) {
+    ASSIGN_OR_RETURN(Range range, ParseRange(r));
+    if (!set.empty() && set.front().subnet.family() != range.subnet.family()) {
       return Invalid("mixed address families");
     }
-    set.push_back(*std::move(range));
+    set.push_back(std::move(range));
   }
   for (size_t i = 0; i < set.size(); ++i) {
     for (size_t k = i + 1; k < set.size(); ++k) {
@@ -111,16 +98,11 @@ absl::Status ParseRangeSets(const Json& list, std::vector<Json>& out) {
 
 absl::StatusOr<Route> ParseRoute(const Json& j) {
   if (!j.is_object()) return Error(ErrorCode::kDecodingFailure, "route must be an object");
-  absl::StatusOr<std::optional<std::string>> dst = GetString(j, "dst");
-  if (!dst.ok()) return dst.status();
-  if (!dst->has_value()) return Invalid("route has no dst");
-  absl::StatusOr<IpPrefix> prefix = IpPrefix::Parse(**dst);
-  if (!prefix.ok()) return Annotate(prefix.status(), "route dst");
+  ASSIGN_OR_RETURN(std::optional<std::string> dst, GetString(j, "dst"));
+  if (!dst) return Invalid("route has no dst");
   Route route;
-  route.dst = *prefix;
-  absl::StatusOr<std::optional<IpAddress>> gw = GetIp(j, "gw");
-  if (!gw.ok()) return Annotate(gw.status(), "route");
-  route.gw = *gw;
+  ASSIGN_OR_RETURN(route.dst, IpPrefix::Parse(*dst), "route dst");
+  ASSIGN_OR_RETURN(route.gw, GetIp(j, "gw"), "route");
   // CNI 1.1 route attributes pass through to the result unchanged.
   struct IntField {
     const char* key;
@@ -131,9 +113,8 @@ absl::StatusOr<Route> ParseRoute(const Json& j) {
                 {"table", &route.table},
                 {"scope", &route.scope}};
   for (const IntField& f : fields) {
-    absl::StatusOr<std::optional<int64_t>> v = GetInt(j, f.key);
-    if (!v.ok()) return v.status();
-    if (v->has_value()) *f.field = static_cast<int>(**v);
+    ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(j, f.key));
+    if (v) *f.field = static_cast<int>(*v);
   }
   return route;
 }
@@ -141,13 +122,11 @@ absl::StatusOr<Route> ParseRoute(const Json& j) {
 // Requested IPs from a JSON list of "<ip>[/<prefix>]" strings.
 absl::Status AppendIps(const Json& obj, absl::string_view key, absl::string_view where,
                        std::vector<IpAddress>& out) {
-  absl::StatusOr<std::optional<std::vector<std::string>>> ips = GetStringList(obj, key);
-  if (!ips.ok()) return Annotate(ips.status(), where);
-  if (!ips->has_value()) return absl::OkStatus();
-  for (const std::string& text : **ips) {
-    absl::StatusOr<IpAddress> ip = ParseIpMaybeCidr(text);
-    if (!ip.ok()) return Annotate(ip.status(), where);
-    out.push_back(*ip);
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> ips, GetStringList(obj, key), where);
+  if (!ips) return absl::OkStatus();
+  for (const std::string& text : *ips) {
+    ASSIGN_OR_RETURN(IpAddress ip, ParseIpMaybeCidr(text), where);
+    out.push_back(ip);
   }
   return absl::OkStatus();
 }
@@ -171,6 +150,79 @@ absl::Status ValidatePaths(const Config& c) {
   return absl::OkStatus();
 }
 
+// The ipam object's plain keys ("" dataDir keeps the default, as upstream).
+const config::Schema<Config> kIpamKeys = {
+    config::String("dataDir", &Config::data_dir, /*empty_keeps_default=*/true),
+    config::String("resolvConf", &Config::resolv_conf),
+};
+
+// Requested IPs, in upstream's order: CNI_ARGS IP, args.cni.ips,
+// runtimeConfig.ips; duplicates dropped.
+absl::StatusOr<std::vector<IpAddress>> RequestedIps(const Json& raw, absl::string_view cni_args) {
+  std::vector<IpAddress> requested;
+  if (!cni_args.empty()) {
+    ASSIGN_OR_RETURN(CniArgs args, CniArgs::Parse(cni_args, {"IP"}));
+    if (std::optional<std::string> ip = args.Ip(); ip && !ip->empty()) {
+      ASSIGN_OR_RETURN(IpAddress parsed, ParseIpMaybeCidr(*ip), "CNI_ARGS IP");
+      requested.push_back(parsed);
+    }
+  }
+  if (const Json* args = FindKey(raw, "args"); args != nullptr && args->is_object()) {
+    RETURN_IF_ERROR(AppendIps(ArgsCni(*args), "ips", "args.cni.ips", requested));
+  }
+  if (const Json* rc = FindKey(raw, "runtimeConfig"); rc != nullptr && rc->is_object()) {
+    RETURN_IF_ERROR(AppendIps(*rc, "ips", "runtimeConfig.ips", requested));
+  }
+  std::vector<IpAddress> unique;
+  for (const IpAddress& ip : requested) {
+    if (std::find(unique.begin(), unique.end(), ip) == unique.end()) unique.push_back(ip);
+  }
+  return unique;
+}
+
+// Range sets: runtimeConfig.ipRanges, then the legacy single range at the
+// ipam level, then "ranges"; each validated, none overlapping another.
+absl::StatusOr<std::vector<RangeSet>> RangeSets(const Json& raw, const Json& ipam,
+                                                absl::string_view cni_version) {
+  std::vector<Json> sets;
+  if (const Json* rc = FindKey(raw, "runtimeConfig"); rc != nullptr && rc->is_object()) {
+    if (const Json* ipr = FindKey(*rc, "ipRanges")) {
+      RETURN_IF_ERROR(ParseRangeSets(*ipr, sets), "runtimeConfig.ipRanges");
+    }
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> legacy_subnet, GetString(ipam, "subnet"));
+  if (legacy_subnet && !legacy_subnet->empty()) {
+    Json legacy = Json::object();
+    for (const char* key : {"subnet", "rangeStart", "rangeEnd", "gateway"}) {
+      if (const Json* v = FindKey(ipam, key)) legacy[key] = *v;
+    }
+    sets.push_back(Json::array({legacy}));
+  }
+  if (const Json* ranges = FindKey(ipam, "ranges")) RETURN_IF_ERROR(ParseRangeSets(*ranges, sets));
+  if (sets.empty()) return Invalid("no IP ranges specified");
+
+  std::vector<RangeSet> out;
+  int v4 = 0, v6 = 0;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    ASSIGN_OR_RETURN(RangeSet set, ParseRangeSet(sets[i]), "invalid range set ", i);
+    (set.front().subnet.is_v4() ? v4 : v6)++;
+    out.push_back(std::move(set));
+  }
+  if ((v4 > 1 || v6 > 1) && !VersionAtLeast(cni_version.empty() ? "0.1.0" : cni_version, "0.3.0")) {
+    return Error(ErrorCode::kIncompatibleVersion,
+                 absl::StrCat("CNI version ", cni_version,
+                              " does not support more than 1 address per family"));
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t k = i + 1; k < out.size(); ++k) {
+      if (RangeSetsOverlap(out[i], out[k])) {
+        return Invalid(absl::StrCat("range set ", i, " overlaps with ", k));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status Range::Canonicalize(bool has_start, bool has_end, bool has_gateway) {
@@ -183,7 +235,12 @@ absl::Status Range::Canonicalize(bool has_start, bool has_end, bool has_gateway)
                                 subnet.len(), " the network address is ",
                                 subnet.Network().addr().ToString()));
   }
-  if (!has_gateway) gateway = subnet.addr().Next();
+  if (!has_gateway) {
+    gateway = subnet.addr().Next();
+  } else if (gateway.family() != subnet.family() || !subnet.Contains(gateway)) {
+    // Upstream's wording; a gateway of the other family is not in the network either.
+    return Invalid(absl::StrCat("gateway ", gateway.ToString(), " not in network ", subnet.ToString()));
+  }
   // rangeStart defaults to network+1 even when that is the gateway: the
   // iterator skips the gateway, as upstream does.
   if (has_start) {
@@ -262,103 +319,24 @@ std::string RangeSetToString(const RangeSet& set) {
 
 std::string Config::StoreDir() const { return absl::StrCat(data_dir, "/", name); }
 
-absl::StatusOr<Config> ParseConfig(const Json& raw, absl::string_view cni_version,
-                                   absl::string_view network_name, absl::string_view cni_args) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  const Json& raw = args.conf.raw;
   const Json* ipam = FindKey(raw, "ipam");
   if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
   if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "ipam must be an object");
 
   Config c;
-  c.name = std::string(network_name);
-  c.cni_version = std::string(cni_version);
-
-  auto data_dir = GetString(*ipam, "dataDir");
-  if (!data_dir.ok()) return data_dir.status();
-  c.data_dir = data_dir->value_or("");
-  if (c.data_dir.empty()) c.data_dir = std::string(kDefaultDataDir);
-  auto resolv = GetString(*ipam, "resolvConf");
-  if (!resolv.ok()) return resolv.status();
-  c.resolv_conf = resolv->value_or("");
-  absl::Status st = ValidatePaths(c);
-  if (!st.ok()) return st;
-
-  // Requested IPs, in upstream's order: CNI_ARGS IP, args.cni.ips, runtimeConfig.ips.
-  std::vector<IpAddress> requested;
-  if (!cni_args.empty()) {
-    absl::StatusOr<CniArgs> args = CniArgs::Parse(cni_args, {"IP"});
-    if (!args.ok()) return args.status();
-    if (std::optional<std::string> ip = args->Ip(); ip && !ip->empty()) {
-      absl::StatusOr<IpAddress> parsed = ParseIpMaybeCidr(*ip);
-      if (!parsed.ok()) return Annotate(parsed.status(), "CNI_ARGS IP");
-      requested.push_back(*parsed);
-    }
-  }
-  const Json* args = FindKey(raw, "args");
-  if (args != nullptr && args->is_object()) {
-    st = AppendIps(ArgsCni(*args), "ips", "args.cni.ips", requested);
-    if (!st.ok()) return st;
-  }
-  const Json* rc = FindKey(raw, "runtimeConfig");
-  if (rc != nullptr && rc->is_object()) {
-    st = AppendIps(*rc, "ips", "runtimeConfig.ips", requested);
-    if (!st.ok()) return st;
-  }
-  for (const IpAddress& ip : requested) {
-    if (std::find(c.requested_ips.begin(), c.requested_ips.end(), ip) == c.requested_ips.end()) {
-      c.requested_ips.push_back(ip);
-    }
-  }
-
-  // Range sets: runtimeConfig.ipRanges, then the legacy single range, then "ranges".
-  std::vector<Json> sets;
-  if (rc != nullptr && rc->is_object()) {
-    if (const Json* ipr = FindKey(*rc, "ipRanges")) {
-      st = ParseRangeSets(*ipr, sets);
-      if (!st.ok()) return Annotate(st, "runtimeConfig.ipRanges");
-    }
-  }
-  auto legacy_subnet = GetString(*ipam, "subnet");
-  if (!legacy_subnet.ok()) return legacy_subnet.status();
-  if (legacy_subnet->has_value() && !(*legacy_subnet)->empty()) {
-    Json legacy = Json::object();
-    for (const char* key : {"subnet", "rangeStart", "rangeEnd", "gateway"}) {
-      if (const Json* v = FindKey(*ipam, key)) legacy[key] = *v;
-    }
-    sets.push_back(Json::array({legacy}));
-  }
-  if (const Json* ranges = FindKey(*ipam, "ranges")) {
-    st = ParseRangeSets(*ranges, sets);
-    if (!st.ok()) return st;
-  }
-  if (sets.empty()) return Invalid("no IP ranges specified");
-
-  int v4 = 0, v6 = 0;
-  for (size_t i = 0; i < sets.size(); ++i) {
-    absl::StatusOr<RangeSet> set = ParseRangeSet(sets[i]);
-    if (!set.ok()) return Annotate(set.status(), absl::StrCat("invalid range set ", i));
-    (set->front().subnet.is_v4() ? v4 : v6)++;
-    c.ranges.push_back(*std::move(set));
-  }
-  if ((v4 > 1 || v6 > 1) &&
-      !VersionAtLeast(c.cni_version.empty() ? "0.1.0" : c.cni_version, "0.3.0")) {
-    return Error(ErrorCode::kIncompatibleVersion,
-                 absl::StrCat("CNI version ", c.cni_version,
-                              " does not support more than 1 address per family"));
-  }
-  for (size_t i = 0; i < c.ranges.size(); ++i) {
-    for (size_t k = i + 1; k < c.ranges.size(); ++k) {
-      if (RangeSetsOverlap(c.ranges[i], c.ranges[k])) {
-        return Invalid(absl::StrCat("range set ", i, " overlaps with ", k));
-      }
-    }
-  }
-
+  c.name = args.conf.name;
+  c.cni_version = args.conf.cni_version;
+  RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "host-local", c));
+  RETURN_IF_ERROR(ValidatePaths(c));
+  ASSIGN_OR_RETURN(c.requested_ips, RequestedIps(raw, args.args));
+  ASSIGN_OR_RETURN(c.ranges, RangeSets(raw, *ipam, c.cni_version));
   if (const Json* routes = FindKey(*ipam, "routes"); routes != nullptr && !routes->is_null()) {
     if (!routes->is_array()) return Error(ErrorCode::kDecodingFailure, "routes must be a list");
     for (const Json& r : *routes) {
-      absl::StatusOr<Route> route = ParseRoute(r);
-      if (!route.ok()) return route.status();
-      c.routes.push_back(*std::move(route));
+      ASSIGN_OR_RETURN(Route route, ParseRoute(r));
+      c.routes.push_back(std::move(route));
     }
   }
   return c;

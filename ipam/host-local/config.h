@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::hostlocal {
@@ -28,7 +29,7 @@ struct Range {
   net::IpAddress gateway;
 
   // Fills defaults (gateway = network+1, rangeStart = network+1, rangeEnd = last
-  // usable address) and validates. `has_*` say which fields the user gave.
+  // usable address) and validates (a given gateway must lie in the subnet). `has_*` say which fields the user gave.
   // Errors are code 7 with upstream's wording.
   absl::Status Canonicalize(bool has_start, bool has_end, bool has_gateway);
 
@@ -50,7 +51,7 @@ std::string RangeSetToString(const RangeSet& set);
 struct Config {
   std::string name;  // network name: the store directory under data_dir
   std::string cni_version;
-  std::string data_dir;     // default kDefaultDataDir
+  std::string data_dir = std::string(kDefaultDataDir);
   std::string resolv_conf;  // "" when absent
   std::vector<RangeSet> ranges;
   std::vector<Route> routes;
@@ -60,12 +61,12 @@ struct Config {
 
   // <data_dir>/<name>
   std::string StoreDir() const;
-};
 
-// Parses the whole network configuration (`raw`, as received on stdin) and the
-// raw CNI_ARGS. Never touches the filesystem.
-absl::StatusOr<Config> ParseConfig(const Json& raw, absl::string_view cni_version,
-                                   absl::string_view network_name, absl::string_view cni_args);
+  // Parses the whole network configuration (args.conf, as received on stdin)
+  // and the raw CNI_ARGS. Never touches the filesystem (resolvConf is read by
+  // ADD, the only command that needs it).
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
 
 // Parses resolv.conf text into DNS settings (nameserver, domain, search, options),
 // the way upstream's parseResolvConf does.

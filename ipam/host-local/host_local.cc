@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "allocator.h"
 #include "cni/error.h"
+#include "cni/fs.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 #include "config.h"
 #include "fs.h"
@@ -23,91 +26,88 @@
 namespace cni::hostlocal {
 namespace {
 
-absl::StatusOr<Config> Load(const CmdArgs& args) {
-  return ParseConfig(args.conf.raw, args.conf.cni_version, args.conf.name, args.args);
-}
-
+// resolvConf names any path: only a regular file, read within bounds (so
+// "/dev/zero" or a directory is a clear error, not a hang).
 absl::StatusOr<Dns> ReadResolvConf(const std::string& path) {
-  absl::StatusOr<std::optional<std::string>> text = ReadFileAt(AT_FDCWD, path);
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return IoError("reading resolvConf", path, ENOENT);
-  return ParseResolvConf(**text);
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path), "resolvConf");
+  return ParseResolvConf(text);
 }
 
 // Every command works on the store under its lock, taken once for the whole
 // operation (upstream locks per range set; one lock is simpler and atomic).
 template <typename Fn>
 auto WithStore(const Config& cfg, Fn fn) -> decltype(fn(std::declval<Store&>())) {
-  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(cfg.StoreDir());
-  if (!store.ok()) return store.status();
-  StoreLock lock(**store);
-  absl::Status st = lock.Acquire();
-  if (!st.ok()) return st;
-  auto out = fn(**store);
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(cfg.StoreDir()));
+  StoreLock lock(*store);
+  RETURN_IF_ERROR(lock.Acquire());
+  auto out = fn(*store);
   // A failed index stamp is not the operation's failure: the reservations are
   // on disk, and the next operation simply rebuilds the index.
   (void)lock.Release();
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> cfg = Load(args);
-  if (!cfg.ok()) return cfg.status();
-  Result result;
-  result.cni_version = std::string(kCurrentVersion);
-  if (!cfg->resolv_conf.empty()) {
-    absl::StatusOr<Dns> dns = ReadResolvConf(cfg->resolv_conf);
-    if (!dns.ok()) return dns.status();
-    result.dns = *std::move(dns);
+// Takes the first requested address that lies in `set` out of `requested`.
+std::optional<net::IpAddress> TakeRequested(const RangeSet& set,
+                                            std::vector<net::IpAddress>& requested) {
+  for (auto it = requested.begin(); it != requested.end(); ++it) {
+    if (RangeSetContains(set, *it)) {
+      net::IpAddress ip = *it;
+      requested.erase(it);
+      return ip;
+    }
   }
-
-  return WithStore(*cfg, [&](Store& store) -> absl::StatusOr<Result> {
-    std::vector<net::IpAddress> requested = cfg->requested_ips;
-    std::vector<net::IpAddress> taken;
-    // On any failure release exactly what this ADD reserved (upstream releases
-    // everything the attachment owns, including older reservations).
-    auto rollback = [&] {
-      for (const net::IpAddress& ip : taken)
-        (void)store.ReleaseIp(args.container_id, args.ifname, ip);
-    };
-    for (size_t idx = 0; idx < cfg->ranges.size(); ++idx) {
-      const RangeSet& set = cfg->ranges[idx];
-      std::optional<net::IpAddress> want;
-      for (auto it = requested.begin(); it != requested.end(); ++it) {
-        if (RangeSetContains(set, *it)) {
-          want = *it;
-          requested.erase(it);
-          break;
-        }
-      }
-      Allocator alloc(set, store, static_cast<int>(idx));
-      absl::StatusOr<IpConfig> ip = alloc.Get(args.container_id, args.ifname, want);
-      if (!ip.ok()) {
-        rollback();
-        return Annotate(ip.status(), absl::StrCat("failed to allocate for range ", idx));
-      }
-      taken.push_back(ip->address.addr());
-      result.ips.push_back(*std::move(ip));
-    }
-    if (!requested.empty()) {
-      rollback();
-      return absl::InvalidArgumentError(absl::StrCat(
-          "failed to allocate all requested IPs: ",
-          absl::StrJoin(requested, " ", [](std::string* out, const net::IpAddress& ip) {
-            absl::StrAppend(out, ip.ToString());
-          })));
-    }
-    result.routes = cfg->routes;
-    return result;
-  });
+  return std::nullopt;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  absl::StatusOr<Config> cfg = Load(args);
-  if (!cfg.ok()) return cfg.status();
-  return WithStore(*cfg, [&](Store& store) {
+// One address from each range set for the attachment. On any failure it
+// releases exactly what it reserved (upstream releases everything the
+// attachment owns, including older reservations).
+absl::StatusOr<std::vector<IpConfig>> Allocate(const CmdArgs& args, const Config& cfg,
+                                               Store& store) {
+  std::vector<net::IpAddress> requested = cfg.requested_ips;
+  std::vector<IpConfig> ips;
+  absl::Cleanup rollback = [&] {
+    for (const IpConfig& ip : ips) {
+      (void)store.ReleaseIp(args.container_id, args.ifname, ip.address.addr());
+    }
+  };
+  for (size_t idx = 0; idx < cfg.ranges.size(); ++idx) {
+    const RangeSet& set = cfg.ranges[idx];
+    std::optional<net::IpAddress> want = TakeRequested(set, requested);
+    Allocator alloc(set, store, static_cast<int>(idx));
+    ASSIGN_OR_RETURN(IpConfig ip, alloc.Get(args.container_id, args.ifname, want),
+                     "failed to allocate for range ", idx);
+    ips.push_back(std::move(ip));
+  }
+  if (!requested.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "failed to allocate all requested IPs: ",
+        absl::StrJoin(requested, " ", [](std::string* out, const net::IpAddress& ip) {
+          absl::StrAppend(out, ip.ToString());
+        })));
+  }
+  std::move(rollback).Cancel();
+  return ips;
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg) {
+  Result result;
+  result.cni_version = std::string(kCurrentVersion);
+  if (!cfg.resolv_conf.empty()) {
+    ASSIGN_OR_RETURN(result.dns, ReadResolvConf(cfg.resolv_conf));
+  }
+  ASSIGN_OR_RETURN(result.ips, WithStore(cfg, [&](Store& store) {
+                     return Allocate(args, cfg, store);
+                   }));
+  result.routes = cfg.routes;
+  return result;
+}
+
+absl::Status Del(const CmdArgs& args, const Config& cfg) {
+  return WithStore(cfg, [&](Store& store) {
     // Once per range set, as upstream releases: the first pass takes the
     // attachment's files; a later one, finding none left in the current
     // format, falls back to files of the old format that hold only the
@@ -115,7 +115,7 @@ absl::Status Del(const CmdArgs& args) {
     // container's old-format reservations, as upstream's does. Keep going
     // past a failure and report them all.
     std::vector<absl::Status> failures;
-    for (size_t pass = 0; pass < std::max<size_t>(cfg->ranges.size(), 1); ++pass) {
+    for (size_t pass = 0; pass < std::max<size_t>(cfg.ranges.size(), 1); ++pass) {
       if (absl::Status st = store.ReleaseByAttachment(args.container_id, args.ifname); !st.ok()) {
         failures.push_back(st);
       }
@@ -124,13 +124,10 @@ absl::Status Del(const CmdArgs& args) {
   });
 }
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> cfg = Load(args);
-  if (!cfg.ok()) return cfg.status();
-  return WithStore(*cfg, [&](Store& store) -> absl::Status {
-    absl::StatusOr<bool> found = store.FindByAttachment(args.container_id, args.ifname);
-    if (!found.ok()) return found.status();
-    if (!*found) {
+absl::Status Check(const CmdArgs& args, const Config& cfg) {
+  return WithStore(cfg, [&](Store& store) -> absl::Status {
+    ASSIGN_OR_RETURN(bool found, store.FindByAttachment(args.container_id, args.ifname));
+    if (!found) {
       return Error(ErrorCode::kUnknownContainer,
                    absl::StrCat("host-local: Failed to find address added by container ",
                                 args.container_id));
@@ -139,19 +136,16 @@ absl::Status Check(const CmdArgs& args) {
   });
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<Config> cfg = Load(args);
-  if (!cfg.ok()) return cfg.status();
+absl::Status Gc(const CmdArgs& args, const Config& cfg) {
   absl::flat_hash_set<std::string> valid_owners, valid_ids;
   for (const Attachment& a : args.conf.valid_attachments) {
     valid_owners.insert(OwnerKey(a.container_id, a.ifname));
     valid_ids.insert(std::string(TrimSpace(a.container_id)));
   }
-  return WithStore(*cfg, [&](Store& store) -> absl::Status {
-    absl::StatusOr<std::vector<Reservation>> all = store.Scan();
-    if (!all.ok()) return all.status();
+  return WithStore(cfg, [&](Store& store) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> all, store.Scan());
     std::vector<Reservation> victims;
-    for (const Reservation& r : *all) {
+    for (const Reservation& r : all) {
       // Old upstream files hold only the container ID: kept while any
       // attachment of that container is valid.
       bool legacy = r.owner.find('\n') == std::string::npos;
@@ -162,13 +156,11 @@ absl::Status Gc(const CmdArgs& args) {
   });
 }
 
-absl::Status Status(const CmdArgs& args) {
-  absl::StatusOr<Config> cfg = Load(args);
-  if (!cfg.ok()) return cfg.status();
+absl::Status Status(const CmdArgs&, const Config& cfg) {
   // Usable: the network directory (or, before the first ADD, its nearest
   // existing ancestor, where ADD would create it) is a writable directory.
   // Nothing is created here.
-  std::string path = cfg->StoreDir();
+  std::string path = cfg.StoreDir();
   for (;;) {
     struct stat st;
     if (stat(path.c_str(), &st) == 0) {
@@ -181,13 +173,15 @@ absl::Status Status(const CmdArgs& args) {
     if (errno != ENOENT || path == "/" || path == ".") {
       return Error(
           ErrorCode::kPluginNotAvailable,
-          absl::StrCat("host-local: store directory \"", cfg->StoreDir(), "\" is not usable"));
+          absl::StrCat("host-local: store directory \"", cfg.StoreDir(), "\" is not usable"));
     }
     size_t slash = path.find_last_of('/');
     path = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   }
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
 
 }  // namespace cni::hostlocal

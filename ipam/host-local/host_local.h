@@ -6,14 +6,15 @@
 #include "absl/strings/string_view.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::hostlocal {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg);
+absl::Status Del(const CmdArgs& args, const Config& cfg);
+absl::Status Check(const CmdArgs& args, const Config& cfg);
+absl::Status Gc(const CmdArgs& args, const Config& cfg);
+absl::Status Status(const CmdArgs& args, const Config& cfg);
 
 PluginFuncs Funcs();
 

@@ -1,6 +1,5 @@
 #include "index.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "cni/status_macros.h"
 #include "fs.h"
 
 namespace cni::hostlocal {
@@ -59,10 +59,6 @@ std::string StampText(const struct timespec& ts) {
 
 }  // namespace
 
-AttachmentIndex::~AttachmentIndex() {
-  if (idx_fd_ >= 0) close(idx_fd_);
-}
-
 std::string AttachmentIndex::BucketName(absl::string_view owner) {
   // FNV-1a, 64 bit: stable across builds (absl::Hash is not). The top 12 bits
   // pick one of 4096 buckets: a rebuild writes at most 4096 files, and at
@@ -76,70 +72,67 @@ std::string AttachmentIndex::BucketName(absl::string_view owner) {
   return absl::StrFormat("%03x", h >> 52);
 }
 
-absl::StatusOr<int> AttachmentIndex::Dir() {
-  if (idx_fd_ >= 0) return idx_fd_;
-  std::string name(kIndexDirName);
-  if (mkdirat(net_fd_, name.c_str(), 0700) != 0 && errno != EEXIST) {
-    return IoError("creating index directory", name, errno);
+bool AttachmentIndex::OpenExisting() {
+  if (!idx_fd_.valid()) {
+    std::string name(kIndexDirName);
+    idx_fd_.reset(openat(net_fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   }
-  idx_fd_ = openat(net_fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (idx_fd_ < 0) return IoError("opening index directory", name, errno);
-  return idx_fd_;
+  return idx_fd_.valid();
+}
+
+absl::StatusOr<int> AttachmentIndex::Dir() {
+  if (OpenExisting()) return idx_fd_.get();
+  std::string name(kIndexDirName);
+  if (errno == ELOOP || errno == ENOTDIR) {
+    // Not a directory of ours (a planted symlink, a file): it goes, and the
+    // index is built again in a fresh directory.
+    if (unlinkat(net_fd_, name.c_str(), 0) != 0 && errno != ENOENT) {
+      return IoError("removing", Quoted(name), errno);
+    }
+  }
+  if (mkdirat(net_fd_, name.c_str(), 0700) != 0 && errno != EEXIST) {
+    return IoError("creating index directory", Quoted(name), errno);
+  }
+  if (!OpenExisting()) return IoError("opening index directory", Quoted(name), errno);
+  return idx_fd_.get();
 }
 
 absl::StatusOr<bool> AttachmentIndex::IsCurrent() {
   struct stat st;
-  if (fstat(net_fd_, &st) != 0) return IoError("stat", "network directory", errno);
-  // Read the stamp without creating the index directory.
-  std::string path = absl::StrCat(kIndexDirName, "/", kStampName);
-  absl::StatusOr<std::optional<std::string>> stamp = ReadFileAt(net_fd_, path);
-  if (!stamp.ok()) return stamp.status();
-  return stamp->has_value() && **stamp == StampText(st.st_mtim);
+  if (fstat(net_fd_, &st) != 0) return IoError("stat", Quoted("network directory"), errno);
+  // Read the stamp without creating the index directory, and without
+  // following a symlink at either name: unreadable means "rebuild".
+  if (!OpenExisting()) return false;
+  absl::StatusOr<std::optional<std::string>> stamp = ReadFileAt(idx_fd_.get(), kStampName);
+  return stamp.ok() && stamp->has_value() && **stamp == StampText(st.st_mtim);
 }
 
 absl::Status AttachmentIndex::Rebuild(const std::vector<Reservation>& all) {
-  absl::StatusOr<int> dir = Dir();
-  if (!dir.ok()) return dir.status();
-  // Drop every old file (buckets and stamp), then write the new buckets.
-  int dup_fd = dup(*dir);
-  if (dup_fd < 0) return IoError("reading index directory", kIndexDirName, errno);
-  DIR* d = fdopendir(dup_fd);
-  if (d == nullptr) {
-    close(dup_fd);
-    return IoError("reading index directory", kIndexDirName, errno);
-  }
-  rewinddir(d);
-  std::vector<std::string> old;
-  while (struct dirent* e = readdir(d)) {
-    absl::string_view n = e->d_name;
-    if (n != "." && n != "..") old.emplace_back(n);
-  }
-  closedir(d);
-  for (const std::string& n : old) {
-    if (unlinkat(*dir, n.c_str(), 0) != 0 && errno != ENOENT) {
-      return IoError("removing index file", n, errno);
+  ASSIGN_OR_RETURN(int dir, Dir());
+  // Drop every old entry (buckets, stamp, anything planted), then write the
+  // new buckets.
+  ASSIGN_OR_RETURN(std::vector<DirEntry> old,
+                   ListDirAt(dir, "reading index directory", kIndexDirName));
+  for (const DirEntry& e : old) {
+    if (unlinkat(dir, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+      return IoError("removing index file", Quoted(e.name), errno);
     }
   }
   absl::flat_hash_map<std::string, Entries> buckets;
   for (const Reservation& r : all) {
     buckets[BucketName(r.owner)].emplace_back(r.ip_text, r.owner);
   }
-  for (const auto& [name, entries] : buckets) {
-    absl::Status st = WriteBucket(name, entries);
-    if (!st.ok()) return st;
-  }
+  for (const auto& [name, entries] : buckets) RETURN_IF_ERROR(WriteBucket(name, entries));
   return absl::OkStatus();
 }
 
 absl::StatusOr<Entries> AttachmentIndex::ReadBucket(const std::string& name) {
-  absl::StatusOr<int> dir = Dir();
-  if (!dir.ok()) return dir.status();
-  absl::StatusOr<std::optional<std::string>> text = ReadFileAt(*dir, name);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(int dir, Dir());
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileAt(dir, name));
   Entries out;
-  if (!text->has_value()) return out;
+  if (!text) return out;
   bool first = true;
-  for (absl::string_view line : absl::StrSplit(**text, '\n', absl::SkipEmpty())) {
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
     if (first) {
       first = false;
       if (line == kHeader) continue;
@@ -152,24 +145,22 @@ absl::StatusOr<Entries> AttachmentIndex::ReadBucket(const std::string& name) {
 }
 
 absl::Status AttachmentIndex::WriteBucket(const std::string& name, const Entries& entries) {
-  absl::StatusOr<int> dir = Dir();
-  if (!dir.ok()) return dir.status();
+  ASSIGN_OR_RETURN(int dir, Dir());
   if (entries.empty()) {
-    if (unlinkat(*dir, name.c_str(), 0) != 0 && errno != ENOENT) {
-      return IoError("removing index file", name, errno);
+    if (unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT) {
+      return IoError("removing index file", Quoted(name), errno);
     }
     return absl::OkStatus();
   }
   std::string text = absl::StrCat(kHeader, "\n");
   for (const auto& [ip, owner] : entries) absl::StrAppend(&text, ip, " ", Escape(owner), "\n");
-  return WriteFileAt(*dir, name, text, 0600);
+  return WriteFileAt(dir, name, text, 0600);
 }
 
 absl::StatusOr<std::vector<std::string>> AttachmentIndex::Lookup(absl::string_view owner) {
-  absl::StatusOr<Entries> entries = ReadBucket(BucketName(owner));
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(Entries entries, ReadBucket(BucketName(owner)));
   std::vector<std::string> ips;
-  for (const auto& [ip, o] : *entries) {
+  for (const auto& [ip, o] : entries) {
     if (o == owner) ips.push_back(ip);
   }
   return ips;
@@ -177,28 +168,25 @@ absl::StatusOr<std::vector<std::string>> AttachmentIndex::Lookup(absl::string_vi
 
 absl::Status AttachmentIndex::Add(absl::string_view owner, absl::string_view ip_text) {
   std::string name = BucketName(owner);
-  absl::StatusOr<Entries> entries = ReadBucket(name);
-  if (!entries.ok()) return entries.status();
-  for (const auto& [ip, o] : *entries) {
+  ASSIGN_OR_RETURN(Entries entries, ReadBucket(name));
+  for (const auto& [ip, o] : entries) {
     if (ip == ip_text && o == owner) return absl::OkStatus();
   }
-  entries->emplace_back(std::string(ip_text), std::string(owner));
-  return WriteBucket(name, *entries);
+  entries.emplace_back(std::string(ip_text), std::string(owner));
+  return WriteBucket(name, entries);
 }
 
 absl::Status AttachmentIndex::Remove(absl::string_view owner, absl::string_view ip_text) {
   std::string name = BucketName(owner);
-  absl::StatusOr<Entries> entries = ReadBucket(name);
-  if (!entries.ok()) return entries.status();
-  size_t before = entries->size();
-  std::erase_if(*entries, [&](const auto& e) { return e.first == ip_text && e.second == owner; });
-  if (entries->size() == before) return absl::OkStatus();
-  return WriteBucket(name, *entries);
+  ASSIGN_OR_RETURN(Entries entries, ReadBucket(name));
+  size_t before = entries.size();
+  std::erase_if(entries, [&](const auto& e) { return e.first == ip_text && e.second == owner; });
+  if (entries.size() == before) return absl::OkStatus();
+  return WriteBucket(name, entries);
 }
 
 absl::Status AttachmentIndex::Commit() {
-  absl::StatusOr<int> dir = Dir();
-  if (!dir.ok()) return dir.status();
+  ASSIGN_OR_RETURN(int dir, Dir());
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   // `now` is a fine-grained reading. When anyone else later adds or removes a
@@ -210,12 +198,12 @@ absl::Status AttachmentIndex::Commit() {
                  st.st_mtim.tv_sec == now.tv_sec && st.st_mtim.tv_nsec == now.tv_nsec;
   if (!precise) {
     // Cannot prove completeness later: make the next operation rebuild.
-    if (unlinkat(*dir, kStampName, 0) != 0 && errno != ENOENT) {
-      return IoError("removing index stamp", kStampName, errno);
+    if (unlinkat(dir, kStampName, 0) != 0 && errno != ENOENT) {
+      return IoError("removing index stamp", Quoted(kStampName), errno);
     }
     return absl::OkStatus();
   }
-  return WriteFileAt(*dir, kStampName, StampText(st.st_mtim), 0600);
+  return WriteFileAt(dir, kStampName, StampText(st.st_mtim), 0600);
 }
 
 }  // namespace cni::hostlocal

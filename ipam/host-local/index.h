@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/fs.h"
 
 namespace cni::hostlocal {
 
@@ -48,12 +49,13 @@ class AttachmentIndex {
  public:
   // `net_dir_fd` is the open network directory; not owned.
   explicit AttachmentIndex(int net_dir_fd) : net_fd_(net_dir_fd) {}
-  ~AttachmentIndex();
   AttachmentIndex(const AttachmentIndex&) = delete;
   AttachmentIndex& operator=(const AttachmentIndex&) = delete;
 
   // True when the stamp matches the network directory's mtime, i.e. nobody but
-  // us changed the directory since our last commit.
+  // us changed the directory since our last commit. An index directory or
+  // stamp that is not a plain directory or file of ours (a planted symlink)
+  // is not current: the caller rebuilds, which replaces it.
   absl::StatusOr<bool> IsCurrent();
 
   // Replaces the whole index with `all` (the result of a full scan).
@@ -74,14 +76,18 @@ class AttachmentIndex {
   static std::string BucketName(absl::string_view owner);
 
  private:
-  absl::StatusOr<int> Dir();  // opens (creating if needed) the index directory
+  // Opens (creating if needed) the index directory. Anything else under its
+  // name (a symlink, a file) is removed first: the index is ours to rebuild.
+  absl::StatusOr<int> Dir();
+  // Opens the index directory if it exists as a real directory.
+  bool OpenExisting();
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReadBucket(
       const std::string& name);
   absl::Status WriteBucket(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& entries);
 
   int net_fd_;
-  int idx_fd_ = -1;
+  UniqueFd idx_fd_;
 };
 
 }  // namespace cni::hostlocal

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,26 +31,38 @@ std::optional<net::IpAddress> ParseName(absl::string_view name) {
   return *ip;
 }
 
-// Lists the network directory: (name, is-regular-or-unknown) pairs.
+// The reservation files of the network directory: regular (or, where the
+// filesystem does not say, possibly regular) entries named like an address.
 absl::StatusOr<std::vector<std::string>> ListReservationNames(int dir_fd, const std::string& dir) {
-  int dup_fd = dup(dir_fd);
-  if (dup_fd < 0) return IoError("reading directory", dir, errno);
-  DIR* d = fdopendir(dup_fd);
-  if (d == nullptr) {
-    close(dup_fd);
-    return IoError("reading directory", dir, errno);
-  }
-  rewinddir(d);
+  ASSIGN_OR_RETURN(std::vector<DirEntry> entries, ListDirAt(dir_fd, "reading directory", dir));
   std::vector<std::string> names;
-  errno = 0;
-  while (struct dirent* e = readdir(d)) {
-    if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
-    if (ParseName(e->d_name)) names.emplace_back(e->d_name);
+  for (DirEntry& e : entries) {
+    if (e.type != DT_REG && e.type != DT_UNKNOWN) continue;
+    if (ParseName(e.name)) names.push_back(std::move(e.name));
   }
-  int err = errno;
-  closedir(d);
-  if (err != 0) return IoError("reading directory", dir, err);
   return names;
+}
+
+// The status of a Status or a StatusOr (for WithIndex, which takes both).
+const absl::Status& StatusOf(const absl::Status& s) { return s; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+
+// Opens (creating it 0750, like upstream's go-filemutex) the lock file. A
+// symlink planted there is replaced by a file of our own, never followed.
+absl::StatusOr<UniqueFd> OpenLockFile(int dir_fd, const std::string& dir) {
+  const int flags = O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
+  UniqueFd fd(openat(dir_fd, "lock", flags, 0750));
+  if (!fd.valid() && errno == ELOOP) {
+    if (unlinkat(dir_fd, "lock", 0) != 0 && errno != ENOENT) {
+      return IoError("opening lock", Quoted(absl::StrCat(dir, "/lock")), errno);
+    }
+    fd.reset(openat(dir_fd, "lock", flags, 0750));
+  }
+  if (!fd.valid()) return IoError("opening lock", Quoted(absl::StrCat(dir, "/lock")), errno);
+  return fd;
 }
 
 }  // namespace
@@ -92,41 +105,49 @@ std::string OwnerKey(absl::string_view container_id, absl::string_view ifname) {
   return absl::StrCat(TrimSpace(container_id), kLineBreak, ifname);
 }
 
-Store::Store(std::string dir, Fd dir_fd, Fd lock_fd)
+Store::Store(std::string dir, UniqueFd dir_fd, UniqueFd lock_fd)
     : dir_(std::move(dir)),
       dir_fd_(std::move(dir_fd)),
       lock_fd_(std::move(lock_fd)),
       index_(dir_fd_.get()) {}
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
-  absl::Status st = MkdirAll(dir, 0755);
-  if (!st.ok()) return st;
-  Fd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd.valid()) return IoError("opening directory", dir, errno);
-  // 0750 like upstream's lock (go-filemutex), so both leave the same files.
-  Fd lock_fd(openat(dir_fd.get(), "lock", O_RDONLY | O_CREAT | O_CLOEXEC, 0750));
-  if (!lock_fd.valid()) return IoError("opening lock", absl::StrCat(dir, "/lock"), errno);
+  RETURN_IF_ERROR(MkdirAll(dir, 0755));
+  UniqueFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd.valid()) return IoError("opening directory", Quoted(dir), errno);
+  ASSIGN_OR_RETURN(UniqueFd lock_fd, OpenLockFile(dir_fd.get(), dir));
   return std::unique_ptr<Store>(new Store(dir, std::move(dir_fd), std::move(lock_fd)));
 }
 
 absl::Status Store::Lock() {
   while (flock(lock_fd_.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) return IoError("locking", absl::StrCat(dir_, "/lock"), errno);
+    if (errno != EINTR) return IoError("locking", Quoted(absl::StrCat(dir_, "/lock")), errno);
   }
   locked_ = true;
   dirty_ = false;
-  absl::StatusOr<bool> current = index_.IsCurrent();
-  if (!current.ok()) return current.status();
-  if (*current) return absl::OkStatus();
+  ASSIGN_OR_RETURN(bool current, index_.IsCurrent());
+  if (current) return absl::OkStatus();
   // Someone else (upstream, a crash of ours, an operator) changed the
   // directory: one full scan makes the index complete again.
-  absl::StatusOr<std::vector<Reservation>> all = Scan();
-  if (!all.ok()) return all.status();
-  absl::Status st = index_.Rebuild(*all);
-  if (!st.ok()) return st;
+  return RebuildIndex();
+}
+
+absl::Status Store::RebuildIndex() {
+  ASSIGN_OR_RETURN(std::vector<Reservation> all, Scan());
+  RETURN_IF_ERROR(index_.Rebuild(all));
   ++rebuilds_;
   dirty_ = true;
   return absl::OkStatus();
+}
+
+template <typename Fn>
+auto Store::WithIndex(Fn fn) -> decltype(fn()) {
+  auto out = fn();
+  // A bucket that is not a file of ours (a planted symlink): the index is a
+  // cache, so it is rebuilt from the reservation files and asked again.
+  if (out.ok() || !IsNotRegularFile(StatusOf(out))) return out;
+  RETURN_IF_ERROR(RebuildIndex());
+  return fn();
 }
 
 absl::Status Store::Unlock() {
@@ -141,36 +162,36 @@ absl::Status Store::Unlock() {
 absl::StatusOr<bool> Store::Reserve(absl::string_view id, absl::string_view ifname,
                                     const net::IpAddress& ip, int range_id) {
   std::string name = AddressText(ip);
-  Fd fd(openat(dir_fd_.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  UniqueFd fd(openat(dir_fd_.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) {
     if (errno == EEXIST) return false;
-    return IoError("reserving", absl::StrCat(dir_, "/", name), errno);
+    return IoError("reserving", Quoted(absl::StrCat(dir_, "/", name)), errno);
   }
   dirty_ = true;
   std::string owner = OwnerKey(id, ifname);
-  ssize_t n = write(fd.get(), owner.data(), owner.size());
-  if (n != static_cast<ssize_t>(owner.size()) || close(fd.release()) != 0) {
-    int err = n < 0 ? errno : EIO;
+  // Until the file, its index entry and last_reserved_ip are all written,
+  // a failure undoes this reservation here: the caller only rolls back what
+  // succeeded.
+  absl::Cleanup undo = [&] {
     unlinkat(dir_fd_.get(), name.c_str(), 0);
-    return IoError("writing", absl::StrCat(dir_, "/", name), err);
+    (void)WithIndex([&] { return index_.Remove(owner, name); });
+  };
+  std::string path = Quoted(absl::StrCat(dir_, "/", name));
+  RETURN_IF_ERROR(WriteAll(fd.get(), owner, path));
+  if (absl::Status closed = fd.Close(); !closed.ok()) {
+    return IoError("writing", path, ErrnoOf(closed));
   }
-  absl::Status st = index_.Add(owner, name);
-  if (st.ok()) {
-    st = WriteFileAt(dir_fd_.get(), absl::StrCat(kLastIpPrefix, range_id), name, 0600);
-  }
-  if (!st.ok()) {
-    // Undo this reservation here: the caller only rolls back what succeeded.
-    unlinkat(dir_fd_.get(), name.c_str(), 0);
-    (void)index_.Remove(owner, name);
-    return st;
-  }
+  RETURN_IF_ERROR(WithIndex([&] { return index_.Add(owner, name); }));
+  RETURN_IF_ERROR(WriteFileAt(dir_fd_.get(), absl::StrCat(kLastIpPrefix, range_id), name, 0600));
+  std::move(undo).Cancel();
   return true;
 }
 
 std::optional<net::IpAddress> Store::LastReservedIp(int range_id) {
   absl::StatusOr<std::optional<std::string>> text =
       ReadFileAt(dir_fd_.get(), absl::StrCat(kLastIpPrefix, range_id));
-  // Unreadable or garbage only costs round-robin order, as upstream.
+  // Unreadable (a planted symlink included) or garbage only costs round-robin
+  // order, as upstream; the next reservation rewrites it.
   if (!text.ok() || !text->has_value()) return std::nullopt;
   absl::StatusOr<net::IpAddress> ip = net::IpAddress::Parse(TrimSpace(**text));
   if (!ip.ok()) return std::nullopt;
@@ -178,13 +199,12 @@ std::optional<net::IpAddress> Store::LastReservedIp(int range_id) {
 }
 
 absl::StatusOr<std::vector<std::string>> Store::Owned(absl::string_view owner) {
-  absl::StatusOr<std::vector<std::string>> listed = index_.Lookup(owner);
-  if (!listed.ok()) return listed.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> listed,
+                   WithIndex([&] { return index_.Lookup(owner); }));
   std::vector<std::string> out;
-  for (const std::string& ip_text : *listed) {
-    absl::StatusOr<std::optional<std::string>> content = ReadFileAt(dir_fd_.get(), ip_text);
-    if (!content.ok()) return content.status();
-    if (content->has_value() && TrimSpace(**content) == owner) out.push_back(ip_text);
+  for (const std::string& ip_text : listed) {
+    ASSIGN_OR_RETURN(std::optional<std::string> content, ReadFileAt(dir_fd_.get(), ip_text));
+    if (content && TrimSpace(*content) == owner) out.push_back(ip_text);
   }
   return out;
 }
@@ -193,9 +213,8 @@ absl::StatusOr<std::vector<net::IpAddress>> Store::GetByAttachment(absl::string_
                                                                    absl::string_view ifname) {
   std::vector<net::IpAddress> out;
   for (const std::string& owner : {OwnerKey(id, ifname), std::string(TrimSpace(id))}) {
-    absl::StatusOr<std::vector<std::string>> owned = Owned(owner);
-    if (!owned.ok()) return owned.status();
-    for (const std::string& ip_text : *owned) {
+    ASSIGN_OR_RETURN(std::vector<std::string> owned, Owned(owner));
+    for (const std::string& ip_text : owned) {
       if (std::optional<net::IpAddress> ip = ParseName(ip_text)) out.push_back(*ip);
     }
   }
@@ -203,40 +222,38 @@ absl::StatusOr<std::vector<net::IpAddress>> Store::GetByAttachment(absl::string_
 }
 
 absl::StatusOr<bool> Store::FindByAttachment(absl::string_view id, absl::string_view ifname) {
-  absl::StatusOr<std::vector<net::IpAddress>> ips = GetByAttachment(id, ifname);
-  if (!ips.ok()) return ips.status();
-  return !ips->empty();
+  ASSIGN_OR_RETURN(std::vector<net::IpAddress> ips, GetByAttachment(id, ifname));
+  return !ips.empty();
 }
 
 absl::StatusOr<bool> Store::ReleaseIfOwned(absl::string_view owner, const std::string& ip_text) {
-  absl::StatusOr<std::optional<std::string>> content = ReadFileAt(dir_fd_.get(), ip_text);
-  if (!content.ok()) return content.status();
-  bool owned = content->has_value() && TrimSpace(**content) == owner;
+  ASSIGN_OR_RETURN(std::optional<std::string> content, ReadFileAt(dir_fd_.get(), ip_text));
+  bool owned = content && TrimSpace(*content) == owner;
   if (owned) {
     if (unlinkat(dir_fd_.get(), ip_text.c_str(), 0) != 0 && errno != ENOENT) {
-      return IoError("releasing", absl::StrCat(dir_, "/", ip_text), errno);
+      return IoError("releasing", Quoted(absl::StrCat(dir_, "/", ip_text)), errno);
     }
     dirty_ = true;
   }
   // Whether deleted or stale, the entry must go.
-  RETURN_IF_ERROR(index_.Remove(owner, ip_text));
-  if (!owned && content->has_value()) {
+  RETURN_IF_ERROR(WithIndex([&] { return index_.Remove(owner, ip_text); }));
+  if (!owned && content) {
     // The file was rewritten in place (the directory's mtime does not change
     // then, so the index did not notice): file it under the owner it names
     // now, e.g. an old-format file holding only a container ID, so that
     // owner's DEL finds it.
-    RETURN_IF_ERROR(index_.Add(TrimSpace(**content), ip_text));
+    RETURN_IF_ERROR(WithIndex([&] { return index_.Add(TrimSpace(*content), ip_text); }));
     dirty_ = true;
   }
   return owned;
 }
 
 absl::StatusOr<size_t> Store::ReleaseOwner(absl::string_view owner) {
-  absl::StatusOr<std::vector<std::string>> listed = index_.Lookup(owner);
-  if (!listed.ok()) return listed.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> listed,
+                   WithIndex([&] { return index_.Lookup(owner); }));
   size_t released = 0;
   absl::Status first_error;
-  for (const std::string& ip_text : *listed) {
+  for (const std::string& ip_text : listed) {
     absl::StatusOr<bool> done = ReleaseIfOwned(owner, ip_text);
     if (!done.ok()) {
       if (first_error.ok()) first_error = done.status();  // keep going, as upstream
@@ -249,9 +266,8 @@ absl::StatusOr<size_t> Store::ReleaseOwner(absl::string_view owner) {
 }
 
 absl::Status Store::ReleaseByAttachment(absl::string_view id, absl::string_view ifname) {
-  absl::StatusOr<size_t> n = ReleaseOwner(OwnerKey(id, ifname));
-  if (!n.ok()) return n.status();
-  if (*n > 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(size_t n, ReleaseOwner(OwnerKey(id, ifname)));
+  if (n > 0) return absl::OkStatus();
   // Files written by old upstream versions hold only the container ID.
   return ReleaseOwner(TrimSpace(id)).status();
 }
@@ -262,11 +278,10 @@ absl::Status Store::ReleaseIp(absl::string_view id, absl::string_view ifname,
 }
 
 absl::StatusOr<std::vector<Reservation>> Store::Scan() {
-  absl::StatusOr<std::vector<std::string>> names = ListReservationNames(dir_fd_.get(), dir_);
-  if (!names.ok()) return names.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> names, ListReservationNames(dir_fd_.get(), dir_));
   std::vector<Reservation> out;
-  out.reserve(names->size());
-  for (std::string& name : *names) {
+  out.reserve(names.size());
+  for (std::string& name : names) {
     absl::StatusOr<std::optional<std::string>> content = ReadFileAt(dir_fd_.get(), name);
     // Unreadable files (e.g. a directory named like an IP) are skipped, as upstream does.
     if (!content.ok() || !content->has_value()) continue;
@@ -285,11 +300,10 @@ absl::Status Store::ReleaseReservations(const std::vector<Reservation>& victims)
 }
 
 absl::StatusOr<IpAddressSet> Store::ReservedAddresses() {
-  absl::StatusOr<std::vector<std::string>> names = ListReservationNames(dir_fd_.get(), dir_);
-  if (!names.ok()) return names.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> names, ListReservationNames(dir_fd_.get(), dir_));
   IpAddressSet out;
-  out.reserve(names->size());
-  for (const std::string& name : *names) {
+  out.reserve(names.size());
+  for (const std::string& name : names) {
     if (std::optional<net::IpAddress> ip = ParseName(name)) out.insert(*ip);
   }
   return out;

@@ -86,7 +86,13 @@ class Store {
   const std::string& dir() const { return dir_; }
 
  private:
-  Store(std::string dir, Fd dir_fd, Fd lock_fd);
+  Store(std::string dir, UniqueFd dir_fd, UniqueFd lock_fd);
+  // Rebuilds the owner index from a full scan of the reservation files.
+  absl::Status RebuildIndex();
+  // Runs an index operation; if it met something other than a file of ours
+  // in the index, rebuilds the index and runs it again.
+  template <typename Fn>
+  auto WithIndex(Fn fn) -> decltype(fn());
   // Deletes `ip_text` if its trimmed content is `owner`; true if deleted.
   absl::StatusOr<bool> ReleaseIfOwned(absl::string_view owner, const std::string& ip_text);
   // Index lookup verified against the files: addresses `owner` really holds.
@@ -94,8 +100,8 @@ class Store {
   absl::StatusOr<size_t> ReleaseOwner(absl::string_view owner);
 
   std::string dir_;
-  Fd dir_fd_;
-  Fd lock_fd_;
+  UniqueFd dir_fd_;
+  UniqueFd lock_fd_;
   AttachmentIndex index_;
   bool locked_ = false;
   bool dirty_ = false;  // the directory or the index changed under this lock

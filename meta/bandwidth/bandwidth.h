@@ -11,15 +11,16 @@
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::bandwidth {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Del(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);
 // Deletes this network's ifb devices whose container is not in the valid list.
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::Status Gc(const CmdArgs& args, const Config& config);
+absl::Status Status(const CmdArgs& args, const Config& config);
 PluginFuncs Funcs();
 
 // prevResult exists from 0.3.0: the versions where chaining is possible.

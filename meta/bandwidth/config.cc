@@ -4,6 +4,7 @@
 #include "cni/error.h"
 #include "cni/hash.h"
 #include "cni/json.h"
+#include "cni/status_macros.h"
 
 namespace cni::bandwidth {
 namespace {
@@ -23,9 +24,8 @@ absl::StatusOr<Limits> ReadLimits(const Json& obj) {
   fields[2] = &l.egress_rate;
   fields[3] = &l.egress_burst;
   for (int i = 0; i < 4; ++i) {
-    absl::StatusOr<std::optional<uint64_t>> v = GetUint(obj, kKeys[i]);
-    if (!v.ok()) return v.status();
-    *fields[i] = v->value_or(0);
+    ASSIGN_OR_RETURN(std::optional<uint64_t> v, GetUint(obj, kKeys[i]));
+    *fields[i] = v.value_or(0);
   }
   return l;
 }
@@ -38,33 +38,35 @@ absl::Status ValidateRateAndBurst(absl::string_view dir, uint64_t rate, uint64_t
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<Config> ParseConfig(const NetConf& conf) {
-  Config c;
-  c.name = conf.name;
-  // Upstream embeds the four keys as one optional struct: any one of them in
-  // the config means "the config decides"; only otherwise does the runtime's
-  // capability apply.
-  bool in_config = false;
+// The object the four keys are read from: the config itself when any of them
+// is there (upstream embeds them as one optional struct: the config decides),
+// else the runtime's `bandwidth` capability; nullptr when neither.
+absl::StatusOr<const Json*> LimitsSource(const NetConf& conf) {
   for (const char* key : kKeys) {
     const Json* v = FindKey(conf.raw, key);
-    if (v != nullptr && !v->is_null()) in_config = true;
+    if (v != nullptr && !v->is_null()) return &conf.raw;
   }
-  const Json* source = &conf.raw;
-  if (!in_config) {
-    const Json* rt = FindKey(conf.runtime_config, "bandwidth");
-    if (rt == nullptr || rt->is_null()) return c;
-    if (!rt->is_object()) {
-      return Error(ErrorCode::kDecodingFailure, "bandwidth: runtimeConfig \"bandwidth\" is not an object");
-    }
-    source = rt;
+  const Json* rt = FindKey(conf.runtime_config, "bandwidth");
+  if (rt == nullptr || rt->is_null()) return nullptr;
+  if (!rt->is_object()) {
+    return Error(ErrorCode::kDecodingFailure, "bandwidth: runtimeConfig \"bandwidth\" is not an object");
   }
-  absl::StatusOr<Limits> limits = ReadLimits(*source);
-  if (!limits.ok()) return limits.status();
-  if (absl::Status st = ValidateRateAndBurst("ingress", limits->ingress_rate, limits->ingress_burst); !st.ok()) return st;
-  if (absl::Status st = ValidateRateAndBurst("egress", limits->egress_rate, limits->egress_burst); !st.ok()) return st;
-  c.limits = *limits;
+  return rt;
+}
+
+}  // namespace
+
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  Config c;
+  c.name = args.conf.name;
+  ASSIGN_OR_RETURN(const Json* source, LimitsSource(args.conf));
+  if (source != nullptr) {
+    ASSIGN_OR_RETURN(c.limits, ReadLimits(*source));
+    const Limits& l = c.limits;
+    RETURN_IF_ERROR(ValidateRateAndBurst("ingress", l.ingress_rate, l.ingress_burst));
+    RETURN_IF_ERROR(ValidateRateAndBurst("egress", l.egress_rate, l.egress_burst));
+  }
+  c.prev_result = ParsePrevResult(args.conf);
   return c;
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "cni/net/qdisc.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::bandwidth {
@@ -28,12 +29,15 @@ struct Limits {
 struct Config {
   std::string name;               // the network's name (part of the ifb name)
   Limits limits;                  // all zero: nothing to shape
-};
+  // prevResult as parsed: ADD and CHECK require one (and fail on a bad one);
+  // DEL uses it only when it parsed; GC and STATUS do not look at it.
+  absl::StatusOr<std::optional<Result>> prev_result = std::optional<Result>();
 
-// Parses and validates. Wrong types (negative numbers included) are code 6; a
-// rate without a burst or the reverse, a burst of 4 GB or more (upstream's
-// limits) and a rate below 8 bit/s (0 bytes/s for the kernel) are code 7.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf);
+  // Parses and validates. Wrong types (negative numbers included) are code 6;
+  // a rate without a burst or the reverse, a burst of 4 GB or more (upstream's
+  // limits) and a rate below 8 bit/s (0 bytes/s for the kernel) are code 7.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
 
 // The TBF numbers upstream computes for a rate (bit/s) and burst (bit): rate
 // and burst in bytes, buffer = burst's transmit time in ticks, limit = 25 ms

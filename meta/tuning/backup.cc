@@ -1,28 +1,16 @@
 #include "backup.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 #include "cni/json.h"
+#include "cni/status_macros.h"
 
 namespace cni::tuning {
-namespace {
-
-absl::Status IoError(absl::string_view op, absl::string_view path, int err) {
-  return Error(ErrorCode::kIoFailure,
-               absl::StrCat("tuning: ", op, " ", path, ": ", std::strerror(err)));
-}
-
-}  // namespace
 
 std::string Backup::ToJson() const {
   // Upstream writes its struct's fields in declaration order, indented by one
@@ -38,28 +26,19 @@ std::string Backup::ToJson() const {
 }
 
 absl::StatusOr<Backup> Backup::Parse(absl::string_view text) {
-  absl::StatusOr<Json> j = ParseJson(text);
-  if (!j.ok()) return j.status();
-  if (!j->is_object()) return Error(ErrorCode::kDecodingFailure, "tuning: backup is not an object");
+  ASSIGN_OR_RETURN(Json j, ParseJson(text));
+  if (!j.is_object()) return Error(ErrorCode::kDecodingFailure, "tuning: backup is not an object");
   Backup b;
-  absl::StatusOr<std::optional<std::string>> mac = GetString(*j, "mac");
-  if (!mac.ok()) return mac.status();
-  b.mac = mac->value_or("");
-  absl::StatusOr<std::optional<bool>> promisc = GetBool(*j, "promisc");
-  if (!promisc.ok()) return promisc.status();
-  b.promisc = *promisc;
-  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(*j, "mtu");
-  if (!mtu.ok()) return mtu.status();
-  b.mtu = static_cast<int>(mtu->value_or(0));
-  absl::StatusOr<std::optional<bool>> allmulti = GetBool(*j, "allmulti");
-  if (!allmulti.ok()) return allmulti.status();
-  b.allmulti = *allmulti;
-  absl::StatusOr<std::optional<int64_t>> txqlen = GetInt(*j, "txQLen");
-  if (!txqlen.ok()) return txqlen.status();
-  if (*txqlen) b.txqlen = static_cast<int>(**txqlen);
-  absl::StatusOr<std::optional<std::string>> network = GetString(*j, "network");
-  if (!network.ok()) return network.status();
-  b.network = network->value_or("");
+  ASSIGN_OR_RETURN(std::optional<std::string> mac, GetString(j, "mac"));
+  b.mac = mac.value_or("");
+  ASSIGN_OR_RETURN(b.promisc, GetBool(j, "promisc"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(j, "mtu"));
+  b.mtu = static_cast<int>(mtu.value_or(0));
+  ASSIGN_OR_RETURN(b.allmulti, GetBool(j, "allmulti"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> txqlen, GetInt(j, "txQLen"));
+  if (txqlen) b.txqlen = static_cast<int>(*txqlen);
+  ASSIGN_OR_RETURN(std::optional<std::string> network, GetString(j, "network"));
+  b.network = network.value_or("");
   return b;
 }
 
@@ -68,49 +47,28 @@ std::string BackupPath(absl::string_view dir, absl::string_view container_id,
   return absl::StrCat(dir, "/", container_id, "_", ifname, ".json");
 }
 
+std::string OldTempPath(absl::string_view path) { return absl::StrCat(path, ".tmp"); }
+
 absl::Status WriteBackup(const std::string& path, const Backup& backup) {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec) return IoError("creating backup directory", p.parent_path().string(), ec.value());
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("writing", tmp, errno);
-  std::string data = backup.ToJson();
-  ssize_t n = write(fd, data.data(), data.size());
-  int err = errno;
-  if (close(fd) != 0 && n >= 0) {
-    n = -1;
-    err = errno;
-  }
-  if (n != static_cast<ssize_t>(data.size())) {
-    unlink(tmp.c_str());
-    return IoError("writing", tmp, n < 0 ? err : EIO);
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    unlink(tmp.c_str());
-    return IoError("saving", path, err);
-  }
-  return absl::OkStatus();
+  return Annotate(WriteFileAtomic(path, backup.ToJson(), {.mode = 0600, .make_parents = true}),
+                  "tuning");
 }
 
 absl::StatusOr<std::optional<Backup>> ReadBackup(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return std::optional<Backup>();
-    return IoError("reading", path, errno);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Backup> b = Backup::Parse(text.str());
-  if (!b.ok()) return Annotate(b.status(), absl::StrCat("tuning: backup ", path));
-  return std::optional<Backup>(*std::move(b));
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadRegularFileIfExists(path), "tuning");
+  if (!text) return std::optional<Backup>();
+  ASSIGN_OR_RETURN(Backup b, Backup::Parse(*text), "tuning: backup ", path);
+  return std::optional<Backup>(std::move(b));
 }
 
 absl::Status RemoveBackup(const std::string& path) {
-  if (unlink(path.c_str()) != 0 && errno != ENOENT) return IoError("removing", path, errno);
-  return absl::OkStatus();
+  // Also what a writer killed before its rename left: today's "<path>~" and
+  // the "<path>.tmp" of earlier versions.
+  absl::Status st = RemoveFileAndTemp(path);
+  if (unlink(OldTempPath(path).c_str()) != 0 && errno != ENOENT && st.ok()) {
+    st = IoError("removing", OldTempPath(path), errno);
+  }
+  return Annotate(st, "tuning");
 }
 
 }  // namespace cni::tuning

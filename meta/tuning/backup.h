@@ -39,12 +39,18 @@ struct Backup {
 std::string BackupPath(absl::string_view dir, absl::string_view container_id,
                        absl::string_view ifname);
 
-// Writes the file (creating `dir` if needed) through a temporary file and a
-// rename, so a crash never leaves half a backup. Code 5 on I/O failure.
+// The temporary name earlier versions wrote a backup under: "<path>.tmp".
+std::string OldTempPath(absl::string_view path);
+
+// Writes the file (creating `dir` if needed) with cni::WriteFileAtomic, so a
+// crash never leaves half a backup (at most the temporary "<path>~"). Code 5
+// on I/O failure.
 absl::Status WriteBackup(const std::string& path, const Backup& backup);
-// Reads it: nullopt when there is none; code 5 on I/O failure, 6 if malformed.
+// Reads it (a regular file, bounded): nullopt when there is none; code 5 on
+// I/O failure, 6 if malformed.
 absl::StatusOr<std::optional<Backup>> ReadBackup(const std::string& path);
-// Removes it; a missing file is success.
+// Removes it and any temporary file a killed writer left beside it (ours,
+// "<path>~", or an earlier version's "<path>.tmp"); missing files are success.
 absl::Status RemoveBackup(const std::string& path);
 
 }  // namespace cni::tuning

@@ -1,14 +1,13 @@
 #include "config.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdint>
-#include <cstring>
-#include <fstream>
-#include <map>
-#include <regex>
 #include <set>
-#include <sstream>
+
+#include <map>
+
+#include <algorithm>
+
+#include <cstdint>
+#include <regex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -17,7 +16,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cni/args.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 #include "cni/json.h"
 #include "cni/status_macros.h"
 
@@ -35,27 +36,28 @@ struct LinkKeys {
   std::optional<int64_t> mtu;
   std::optional<bool> allmulti;
   std::optional<int64_t> txqlen;
+
+  // Keys set in `later` win.
+  void Override(const LinkKeys& later) {
+    if (later.mac) mac = later.mac;
+    if (later.promisc) promisc = later.promisc;
+    if (later.mtu) mtu = later.mtu;
+    if (later.allmulti) allmulti = later.allmulti;
+    if (later.txqlen) txqlen = later.txqlen;
+  }
 };
 
-absl::StatusOr<LinkKeys> ReadLinkKeys(const Json& obj) {
-  LinkKeys k;
-  absl::StatusOr<std::optional<std::string>> mac = GetString(obj, "mac");
-  if (!mac.ok()) return mac.status();
-  k.mac = *mac;
-  absl::StatusOr<std::optional<bool>> promisc = GetBool(obj, "promisc");
-  if (!promisc.ok()) return promisc.status();
-  k.promisc = *promisc;
-  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(obj, "mtu");
-  if (!mtu.ok()) return mtu.status();
-  k.mtu = *mtu;
-  absl::StatusOr<std::optional<bool>> allmulti = GetBool(obj, "allmulti");
-  if (!allmulti.ok()) return allmulti.status();
-  k.allmulti = *allmulti;
-  absl::StatusOr<std::optional<int64_t>> txqlen = GetInt(obj, "txQLen");
-  if (!txqlen.ok()) return txqlen.status();
-  k.txqlen = *txqlen;
-  return k;
-}
+// Any whole number: mtu and txQLen are range-checked after the merge, with
+// their own messages.
+constexpr config::Range kAnyInteger = {INT64_MIN, INT64_MAX};
+
+const config::Schema<LinkKeys> kLinkKeys = {
+    config::String("mac", &LinkKeys::mac),
+    config::Bool("promisc", &LinkKeys::promisc),
+    config::Integer("mtu", &LinkKeys::mtu, kAnyInteger),
+    config::Bool("allmulti", &LinkKeys::allmulti),
+    config::Integer("txQLen", &LinkKeys::txqlen, kAnyInteger),
+};
 
 using SysctlItems = std::vector<std::pair<std::string, std::string>>;  // (key, value)
 
@@ -102,6 +104,7 @@ absl::Status Resolve(const SysctlItems& items, absl::string_view ifname,
 
 // Whether `key` (a JSON object key) is "sysctl" as Go's decoder matches it.
 bool IsSysctlKey(absl::string_view key) { return absl::EqualsIgnoreCase(key, "sysctl"); }
+
 
 }  // namespace
 
@@ -166,64 +169,57 @@ absl::StatusOr<std::string> SysctlPath(absl::string_view key, absl::string_view 
   return absl::StrJoin(parts, "/");
 }
 
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
-                                   absl::string_view ifname) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  const NetConf& conf = args.conf;
   Config c;
   c.name = conf.name;
-  const Json& raw = conf.raw;
+  ASSIGN_OR_RETURN(BackupDir dir, BackupDir::Parse(args));
+  c.data_dir = dir.path;
 
-  absl::StatusOr<std::string> data_dir = ParseDataDir(conf);
-  if (!data_dir.ok()) return data_dir.status();
-  c.data_dir = *data_dir;
-
-  ASSIGN_OR_RETURN(SysctlItems config_sysctls, ReadSysctls(raw));
-  absl::StatusOr<LinkKeys> keys = ReadLinkKeys(raw);
-  if (!keys.ok()) return keys.status();
+  RETURN_IF_ERROR(CheckLiteralSysctlDuplicates(args.stdin_data));
+  ASSIGN_OR_RETURN(SysctlItems config_sysctls, ReadSysctls(conf.raw));
+  LinkKeys keys;
+  RETURN_IF_ERROR(config::ParseKeys(conf.raw, kLinkKeys, "tuning", keys));
 
   // CNI_ARGS "MAC", then runtimeConfig.mac, then args.cni.*: later wins.
-  absl::StatusOr<CniArgs> env_args = CniArgs::Parse(cni_args, {"MAC"});
-  if (!env_args.ok()) return env_args.status();
-  if (std::optional<std::string> mac = env_args->Mac(); mac && !mac->empty()) keys->mac = *mac;
-  absl::StatusOr<std::optional<std::string>> rt_mac = GetString(conf.runtime_config, "mac");
-  if (!rt_mac.ok()) return rt_mac.status();
-  if (*rt_mac && !(*rt_mac)->empty()) keys->mac = **rt_mac;
+  ASSIGN_OR_RETURN(CniArgs env_args, CniArgs::Parse(args.args, {"MAC"}));
+  if (std::optional<std::string> mac = env_args.Mac(); mac && !mac->empty()) keys.mac = *mac;
+  ASSIGN_OR_RETURN(std::optional<std::string> rt_mac, GetString(conf.runtime_config, "mac"));
+  if (rt_mac && !rt_mac->empty()) keys.mac = *rt_mac;
 
   Json args_cni = ArgsCni(conf.args);
   ASSIGN_OR_RETURN(SysctlItems args_sysctls, ReadSysctls(args_cni));
-  absl::StatusOr<LinkKeys> arg_keys = ReadLinkKeys(args_cni);
-  if (!arg_keys.ok()) return arg_keys.status();
-  if (arg_keys->mac) keys->mac = arg_keys->mac;
-  if (arg_keys->promisc) keys->promisc = arg_keys->promisc;
-  if (arg_keys->mtu) keys->mtu = arg_keys->mtu;
-  if (arg_keys->allmulti) keys->allmulti = arg_keys->allmulti;
-  if (arg_keys->txqlen) keys->txqlen = arg_keys->txqlen;
+  LinkKeys arg_keys;
+  RETURN_IF_ERROR(config::ParseKeys(args_cni, kLinkKeys, "tuning", arg_keys));
+  keys.Override(arg_keys);
 
   std::map<std::string, Sysctl> by_path;
-  RETURN_IF_ERROR(Resolve(config_sysctls, ifname, by_path));
-  RETURN_IF_ERROR(Resolve(args_sysctls, ifname, by_path));
+  RETURN_IF_ERROR(Resolve(config_sysctls, args.ifname, by_path));
+  RETURN_IF_ERROR(Resolve(args_sysctls, args.ifname, by_path));
   for (auto& [path, sysctl] : by_path) c.sysctls.push_back(std::move(sysctl));
   std::sort(c.sysctls.begin(), c.sysctls.end(),
             [](const Sysctl& a, const Sysctl& b) { return a.key < b.key; });
   // An empty MAC means "not set", as upstream's omitempty string.
-  if (keys->mac && !keys->mac->empty()) {
-    absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*keys->mac);
-    if (!mac.ok()) return Invalid(absl::StrCat("invalid MAC address \"", *keys->mac, "\""));
+  if (keys.mac && !keys.mac->empty()) {
+    absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*keys.mac);
+    if (!mac.ok()) return Invalid(absl::StrCat("invalid MAC address \"", *keys.mac, "\""));
     c.mac = *mac;
   }
-  c.promisc = keys->promisc.value_or(false);
-  if (keys->mtu) {
-    if (*keys->mtu < 0 || *keys->mtu > 65535) {
-      return Invalid(absl::StrCat("mtu ", *keys->mtu, " is out of range (0-65535)"));
+  c.promisc = keys.promisc.value_or(false);
+  if (keys.mtu) {
+    if (*keys.mtu < 0 || *keys.mtu > 65535) {
+      return Invalid(absl::StrCat("mtu ", *keys.mtu, " is out of range (0-65535)"));
     }
-    c.mtu = static_cast<int>(*keys->mtu);
+    c.mtu = static_cast<int>(*keys.mtu);
   }
-  c.allmulti = keys->allmulti;
-  if (keys->txqlen) {
-    if (*keys->txqlen < 0 || *keys->txqlen > UINT32_MAX / 2) {
-      return Invalid(absl::StrCat("txQLen ", *keys->txqlen, " is out of range"));
+  c.allmulti = keys.allmulti;
+  if (keys.txqlen) {
+    if (*keys.txqlen < 0 || *keys.txqlen > UINT32_MAX / 2) {
+      return Invalid(absl::StrCat("txQLen ", *keys.txqlen, " is out of range"));
     }
-    c.txqlen = static_cast<int>(*keys->txqlen);
+    c.txqlen = static_cast<int>(*keys.txqlen);
   }
+  c.prev_result = ParsePrevResult(conf);
   return c;
 }
 
@@ -259,22 +255,16 @@ absl::Status CheckAllowlist(const Config& config, absl::string_view text) {
 
 absl::Status CheckAllowlistFile(const Config& config, const std::string& path) {
   if (config.sysctls.empty()) return absl::OkStatus();
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return Error(ErrorCode::kIoFailure, absl::StrCat("tuning: reading sysctl allowlist ", path,
-                                                     ": ", std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return CheckAllowlist(config, text.str());
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadRegularFileIfExists(path),
+                   "tuning: sysctl allowlist");
+  if (!text) return absl::OkStatus();  // no list: everything is allowed (upstream's rule)
+  return CheckAllowlist(config, *text);
 }
 
-absl::StatusOr<std::string> ParseDataDir(const NetConf& conf) {
-  absl::StatusOr<std::optional<std::string>> dir = GetString(conf.raw, "dataDir");
-  if (!dir.ok()) return dir.status();
-  if (!*dir || (*dir)->empty()) return std::string(kDefaultDataDir);
-  return **dir;
+absl::StatusOr<BackupDir> BackupDir::Parse(const CmdArgs& args) {
+  ASSIGN_OR_RETURN(std::optional<std::string> dir, GetString(args.conf.raw, "dataDir"));
+  if (!dir || dir->empty()) return BackupDir{std::string(kDefaultDataDir)};
+  return BackupDir{*dir};
 }
 
 }  // namespace cni::tuning

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::tuning {
@@ -39,25 +40,36 @@ struct Config {
   std::string data_dir;
   std::string name;                     // the network's name (recorded in backups, for GC)
 
+  // prevResult as parsed: ADD and CHECK require one (and fail on a bad one);
+  // STATUS does not look at it.
+  absl::StatusOr<std::optional<Result>> prev_result = std::optional<Result>();
+
   // True if ADD changes a link attribute (and so saves a backup first).
   bool ChangesLink() const { return mac || promisc || mtu != 0 || allmulti || txqlen; }
+
+  // Parses the configuration (args.conf, CNI_ARGS, prevResult). Later sources
+  // win, as upstream: config keys < CNI_ARGS MAC < runtimeConfig.mac <
+  // args.cni.*. CNI_IFNAME resolves IFNAME in sysctl keys. Wrong types are
+  // code 6; bad values (a MAC that does not parse, negative mtu/txQLen, a
+  // sysctl key outside /proc/sys/net, one sysctl named twice in any spelling)
+  // code 7; unknown CNI_ARGS keys code 4 (unless IgnoreUnknown).
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
 };
 
-// Parses the configuration. Later sources win, as upstream: config keys <
-// CNI_ARGS MAC < runtimeConfig.mac < args.cni.*. `ifname` resolves IFNAME in
-// sysctl keys. Wrong types are code 6; bad values (a MAC that does not parse,
-// negative mtu/txQLen, a sysctl key outside /proc/sys/net, two keys of one
-// "sysctl" object naming the same file) code 7; unknown
-// CNI_ARGS keys code 4 (unless IgnoreUnknown).
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args,
-                                   absl::string_view ifname);
+// What DEL and GC need: only the dataDir, so they still work when other keys
+// have become invalid.
+struct BackupDir {
+  std::string path;  // the dataDir, default kDefaultDataDir
+
+  static absl::StatusOr<BackupDir> Parse(const CmdArgs& args);
+};
 
 // Refuses (code 7) a configuration whose "sysctl" object (top level or
 // args.cni) names one key twice in its JSON text, before any change, as
 // upstream 1.2+ does. The parsed document cannot tell (the last of two equal
 // keys wins), so this reads `stdin_data` itself. Two different spellings of
 // one sysctl ("." and "/", "IFNAME" and the interface's name) are refused by
-// ParseConfig.
+// Config::Parse, which calls this first.
 absl::Status CheckLiteralSysctlDuplicates(absl::string_view stdin_data);
 
 // The sysctl key as a path relative to /proc/sys: every '.' becomes '/', then
@@ -74,8 +86,5 @@ absl::Status CheckAllowlist(const Config& config, absl::string_view text);
 // everything (upstream's rule).
 absl::Status CheckAllowlistFile(const Config& config, const std::string& path);
 
-// Only the dataDir (DEL needs nothing else, and must work even when other keys
-// have become invalid).
-absl::StatusOr<std::string> ParseDataDir(const NetConf& conf);
 
 }  // namespace cni::tuning

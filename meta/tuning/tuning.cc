@@ -12,11 +12,11 @@
 #include "absl/strings/str_split.h"
 #include "backup.h"
 #include "cni/error.h"
-#include "cni/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
+#include "cni/status_macros.h"
 
 namespace cni::tuning {
 namespace {
@@ -64,9 +64,7 @@ absl::Status ApplyHere(const Config& c, const CmdArgs& args, const std::string& 
   std::optional<net::NetlinkSocket> sock;
   std::optional<net::LinkInfo> link;
   std::optional<Backup> backup;
-  bool done = false;
   absl::Cleanup undo = [&] {
-    if (done) return;
     for (auto it = old_sysctls.rbegin(); it != old_sysctls.rend(); ++it) {
       (void)net::WriteSysctlHere(it->first, it->second);
     }
@@ -77,25 +75,18 @@ absl::Status ApplyHere(const Config& c, const CmdArgs& args, const std::string& 
   };
 
   if (c.ChangesLink()) {
-    absl::StatusOr<net::NetlinkSocket> s = net::NetlinkSocket::Open();
-    if (!s.ok()) return s.status();
-    sock.emplace(*std::move(s));
-    absl::StatusOr<net::LinkInfo> l = net::LinkByName(*sock, args.ifname);
-    if (!l.ok()) return Annotate(l.status(), "tuning");
-    link = *l;
+    ASSIGN_OR_RETURN(sock, net::NetlinkSocket::Open());
+    ASSIGN_OR_RETURN(link, net::LinkByName(*sock, args.ifname), "tuning");
     // The originals go to disk before the first change (sysctls included).
     Backup b = BackupOf(c, *link);
-    if (absl::Status st = WriteBackup(backup_path, b); !st.ok()) return st;
+    RETURN_IF_ERROR(WriteBackup(backup_path, b));
     backup = b;
   }
 
   for (const Sysctl& s : c.sysctls) {
-    absl::StatusOr<std::string> old = net::ReadSysctlHere(s.path);
-    if (!old.ok()) return Annotate(old.status(), "tuning");
-    if (absl::Status st = net::WriteSysctlHere(s.path, s.value); !st.ok()) {
-      return Annotate(st, "tuning");
-    }
-    old_sysctls.emplace_back(s.path, *old);
+    ASSIGN_OR_RETURN(std::string old, net::ReadSysctlHere(s.path), "tuning");
+    RETURN_IF_ERROR(net::WriteSysctlHere(s.path, s.value), "tuning");
+    old_sysctls.emplace_back(s.path, old);
   }
 
   if (link) {
@@ -105,55 +96,59 @@ absl::Status ApplyHere(const Config& c, const CmdArgs& args, const std::string& 
     if (st.ok() && c.mtu != 0) st.Update(net::SetLinkMtu(*sock, *link, c.mtu));
     if (st.ok() && c.allmulti) st.Update(net::SetLinkAllmulti(*sock, *link, *c.allmulti));
     if (st.ok() && c.txqlen) st.Update(net::SetLinkTxQLen(*sock, *link, *c.txqlen));
-    if (!st.ok()) return Annotate(st, "tuning");
+    RETURN_IF_ERROR(st, "tuning");
   }
-  done = true;
+  std::move(undo).Cancel();
   return absl::OkStatus();
 }
 
 // The checks of CHECK, on a thread inside the container namespace.
 absl::Status VerifyHere(const Config& c, const CmdArgs& args) {
   for (const Sysctl& s : c.sysctls) {
-    absl::StatusOr<std::string> cur = net::ReadSysctlHere(s.path);
-    if (!cur.ok()) return Annotate(cur.status(), "tuning");
-    if (!SameSysctlValue(s.value, *cur)) {
+    ASSIGN_OR_RETURN(std::string cur, net::ReadSysctlHere(s.path), "tuning");
+    if (!SameSysctlValue(s.value, cur)) {
       return Error(ErrorCode::kInternal,
                    absl::StrCat("tuning: configured value of /proc/sys/", s.path, " is \"", s.value,
-                                "\", current value is \"", *cur, "\""));
+                                "\", current value is \"", cur, "\""));
     }
   }
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, args.ifname);
-  if (!link.ok()) return Annotate(link.status(), "tuning: container link");
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::Open());
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::LinkByName(sock, args.ifname),
+                   "tuning: container link");
   auto mismatch = [&](absl::string_view what, auto want, auto have) {
     return Error(ErrorCode::kInternal, absl::StrCat("tuning: configured ", what, " of \"", args.ifname,
                                                     "\" is ", want, ", current value is ", have));
   };
-  if (c.mac && *c.mac != link->mac) return mismatch("MAC", c.mac->ToString(), link->mac.ToString());
+  if (c.mac && *c.mac != link.mac) return mismatch("MAC", c.mac->ToString(), link.mac.ToString());
   // As upstream: promisc false means "must be off", not "don't care".
-  if (c.promisc != link->promisc()) {
-    return mismatch("promiscuous mode", c.promisc ? "on" : "off", link->promisc() ? "on" : "off");
+  if (c.promisc != link.promisc()) {
+    return mismatch("promiscuous mode", c.promisc ? "on" : "off", link.promisc() ? "on" : "off");
   }
-  if (c.mtu != 0 && c.mtu != link->mtu) return mismatch("MTU", c.mtu, link->mtu);
-  if (c.allmulti && *c.allmulti != link->allmulti()) {
-    return mismatch("all-multicast mode", *c.allmulti ? "on" : "off", link->allmulti() ? "on" : "off");
+  if (c.mtu != 0 && c.mtu != link.mtu) return mismatch("MTU", c.mtu, link.mtu);
+  if (c.allmulti && *c.allmulti != link.allmulti()) {
+    return mismatch("all-multicast mode", *c.allmulti ? "on" : "off", link.allmulti() ? "on" : "off");
   }
-  if (c.txqlen && *c.txqlen != link->txqlen) {
-    return mismatch("transmit queue length", *c.txqlen, link->txqlen);
+  if (c.txqlen && *c.txqlen != link.txqlen) {
+    return mismatch("transmit queue length", *c.txqlen, link.txqlen);
   }
   return absl::OkStatus();
 }
 
-// Parses everything ADD and CHECK need; both refuse an unchained call.
-absl::StatusOr<std::pair<Config, Result>> ParseChained(const CmdArgs& args) {
-  RETURN_IF_ERROR(CheckLiteralSysctlDuplicates(args.stdin_data));
-  absl::StatusOr<Config> c = ParseConfig(args.conf, args.args, args.ifname);
-  if (!c.ok()) return c.status();
-  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
-  if (!prev.ok()) return prev.status();
-  if (!*prev) return NotChained();
-  return std::make_pair(*std::move(c), **std::move(prev));
+// ADD and CHECK refuse an unchained call: the prevResult they pass on.
+absl::StatusOr<Result> PrevResult(const Config& c) {
+  RETURN_IF_ERROR(c.prev_result);
+  if (!*c.prev_result) return NotChained();
+  return **c.prev_result;
+}
+
+// DEL's restore, on a thread inside the container namespace. No interface:
+// nothing left to restore.
+absl::Status RestoreHere(const CmdArgs& args, const Backup& backup) {
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::Open());
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(sock, args.ifname);
+  if (absl::IsNotFound(link.status())) return absl::OkStatus();
+  RETURN_IF_ERROR(link);
+  return RestoreLink(sock, *link, backup);
 }
 
 }  // namespace
@@ -172,18 +167,12 @@ bool SameSysctlValue(absl::string_view configured, absl::string_view current) {
   return a == b;
 }
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<std::pair<Config, Result>> parsed = ParseChained(args);
-  if (!parsed.ok()) return parsed.status();
-  auto& [config, result] = *parsed;
-  if (absl::Status st = CheckAllowlistFile(config, AllowlistPath(args)); !st.ok()) return st;
-
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (!ns.ok()) return ns.status();
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(Result result, PrevResult(config));
+  RETURN_IF_ERROR(CheckAllowlistFile(config, AllowlistPath(args)));
+  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
   std::string backup_path = BackupPath(config.data_dir, args.container_id, args.ifname);
-  if (absl::Status st = ns->Run([&] { return ApplyHere(config, args, backup_path); }); !st.ok()) {
-    return st;
-  }
+  RETURN_IF_ERROR(ns.Run([&] { return ApplyHere(config, args, backup_path); }));
   if (config.mac) {
     for (Interface& iface : result.interfaces) {
       if (iface.name == args.ifname) iface.mac = config.mac->ToString();
@@ -193,59 +182,43 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
   return result;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  absl::StatusOr<std::string> dir = ParseDataDir(args.conf);
-  if (!dir.ok()) return dir.status();
-  std::string path = BackupPath(*dir, args.container_id, args.ifname);
+absl::Status Del(const CmdArgs& args, const BackupDir& dir) {
+  std::string path = BackupPath(dir.path, args.container_id, args.ifname);
   absl::StatusOr<std::optional<Backup>> backup = ReadBackup(path);
-  if (!backup.ok()) {
-    // A file that is not a backup cannot be restored from; keeping it would
-    // only leak it (upstream ignores it too).
-    if (CodeOf(backup.status()) == static_cast<int>(ErrorCode::kDecodingFailure)) {
-      return RemoveBackup(path);
-    }
-    return backup.status();
+  // A file that is not a backup cannot be restored from; keeping it would
+  // only leak it (upstream ignores it too).
+  if (CodeOf(backup.status()) == static_cast<int>(ErrorCode::kDecodingFailure)) {
+    return RemoveBackup(path);
   }
-  if (!*backup) return absl::OkStatus();
-
-  // No namespace or no interface: nothing left to restore, only the file.
-  if (args.netns.empty()) return RemoveBackup(path);
+  RETURN_IF_ERROR(backup);
+  // No backup (perhaps only a killed writer's temporary file), no namespace:
+  // nothing left to restore, only files to remove.
+  if (!*backup || args.netns.empty()) return RemoveBackup(path);
   absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
   if (absl::IsNotFound(ns.status())) return RemoveBackup(path);
-  if (!ns.ok()) return ns.status();
-  absl::Status st = ns->Run([&]() -> absl::Status {
-    absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
-    if (!sock.ok()) return sock.status();
-    absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, args.ifname);
-    if (absl::IsNotFound(link.status())) return absl::OkStatus();
-    if (!link.ok()) return link.status();
-    return RestoreLink(*sock, *link, **backup);
-  });
-  if (!st.ok()) return st;  // keep the file: a later DEL may succeed
+  RETURN_IF_ERROR(ns);
+  // On failure the file stays: a later DEL may succeed.
+  RETURN_IF_ERROR(ns->Run([&] { return RestoreHere(args, **backup); }));
   return RemoveBackup(path);
 }
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<std::pair<Config, Result>> parsed = ParseChained(args);
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (!ns.ok()) return ns.status();
-  return ns->Run([&] { return VerifyHere(parsed->first, args); });
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(PrevResult(config));
+  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
+  return ns.Run([&] { return VerifyHere(config, args); });
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<std::string> dir = ParseDataDir(args.conf);
-  if (!dir.ok()) return dir.status();
+absl::Status Gc(const CmdArgs& args, const BackupDir& dir) {
   std::set<std::string> keep;
   for (const Attachment& a : args.conf.valid_attachments) {
-    keep.insert(BackupPath(*dir, a.container_id, a.ifname));
+    keep.insert(BackupPath(dir.path, a.container_id, a.ifname));
   }
   std::error_code ec;
-  std::filesystem::directory_iterator it(*dir, ec);
+  std::filesystem::directory_iterator it(dir.path, ec);
   if (ec) return absl::OkStatus();  // no directory: nothing to collect
   std::vector<std::string> errors;
   for (const auto& entry : it) {
-    std::string path = absl::StrCat(*dir, "/", entry.path().filename().string());
+    std::string path = absl::StrCat(dir.path, "/", entry.path().filename().string());
     if (!entry.is_regular_file() || !absl::EndsWith(path, ".json") || keep.count(path)) continue;
     absl::StatusOr<std::optional<Backup>> b = ReadBackup(path);
     // Only files this network wrote: the directory is shared by every network
@@ -257,11 +230,16 @@ absl::Status Gc(const CmdArgs& args) {
   return Error(ErrorCode::kIoFailure, absl::StrJoin(errors, "; "));
 }
 
-absl::Status Status(const CmdArgs& args) {
-  absl::StatusOr<Config> c = ParseConfig(args.conf, args.args, args.ifname);
-  return c.status();
-}
+// Parsing the configuration is all there is to check.
+absl::Status Status(const CmdArgs&, const Config&) { return absl::OkStatus(); }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
+PluginFuncs Funcs() {
+  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check, .status = Status});
+  // DEL and GC read only the dataDir (see BackupDir).
+  PluginFuncs cleanup = Typed<BackupDir>({.del = Del, .gc = Gc});
+  funcs.del = std::move(cleanup.del);
+  funcs.gc = std::move(cleanup.gc);
+  return funcs;
+}
 
 }  // namespace cni::tuning

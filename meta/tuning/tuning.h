@@ -14,12 +14,14 @@
 
 namespace cni::tuning {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+// Restores the link from its backup and removes the backup (with any
+// temporary file a killed ADD left).
+absl::Status Del(const CmdArgs& args, const BackupDir& dir);
+absl::Status Check(const CmdArgs& args, const Config& config);
 // Removes backups of this network's attachments that are not in the valid list.
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::Status Gc(const CmdArgs& args, const BackupDir& dir);
+absl::Status Status(const CmdArgs& args, const Config& config);
 PluginFuncs Funcs();
 
 // The allowlist file: $CNI_TUNING_ALLOWLIST from the runtime's environment, or

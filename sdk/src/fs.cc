@@ -54,11 +54,13 @@ absl::StatusOr<std::string> ReadOpened(int fd, const std::string& path, size_t m
   struct stat st;
   if (::fstat(fd, &st) != 0) return IoError("reading", path, errno);
   if (!S_ISREG(st.st_mode)) {
-    return Error(ErrorCode::kIoFailure, absl::StrCat("reading ", path, ": not a regular file"));
+    return WithErrno(Error(ErrorCode::kIoFailure, absl::StrCat("reading ", path, ": not a regular file")),
+                     S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
   }
   if (static_cast<size_t>(st.st_size) > max_bytes) {
-    return Error(ErrorCode::kIoFailure, absl::StrCat("reading ", path, ": larger than ",
-                                                     max_bytes, " bytes"));
+    return WithErrno(Error(ErrorCode::kIoFailure,
+                           absl::StrCat("reading ", path, ": larger than ", max_bytes, " bytes")),
+                     EFBIG);
   }
   std::string out;
   char buf[8192];
@@ -69,8 +71,9 @@ absl::StatusOr<std::string> ReadOpened(int fd, const std::string& path, size_t m
     if (n == 0) return out;
     // The size can grow after fstat (a file being written): still bounded.
     if (out.size() + static_cast<size_t>(n) > max_bytes) {
-      return Error(ErrorCode::kIoFailure, absl::StrCat("reading ", path, ": larger than ",
-                                                       max_bytes, " bytes"));
+      return WithErrno(Error(ErrorCode::kIoFailure,
+                             absl::StrCat("reading ", path, ": larger than ", max_bytes, " bytes")),
+                       EFBIG);
     }
     out.append(buf, static_cast<size_t>(n));
   }

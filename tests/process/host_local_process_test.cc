@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -279,6 +280,8 @@ TEST_CASE("host-local: bad input fails with the right code and creates nothing",
       {"too small", R"([[{"subnet":"10.1.0.0/31"}]])"},
       {"overlapping", R"([[{"subnet":"10.1.0.0/24"}],[{"subnet":"10.1.0.128/25"}]])"},
       {"rangeStart outside", R"([[{"subnet":"10.1.0.0/24","rangeStart":"10.2.0.1"}]])"},
+      {"gateway outside", R"([[{"subnet":"10.1.0.0/24","gateway":"10.2.0.1"}]])"},
+      {"gateway of the other family", R"([[{"subnet":"10.1.0.0/24","gateway":"2001:db8::1"}]])"},
       {"dataDir escape", R"([[{"subnet":"10.1.0.0/24"}]])", "net1", "/data/../../escaped"},
   };
   for (const Case& c : cases) {
@@ -331,6 +334,69 @@ TEST_CASE("host-local: resolvConf becomes dns", "[host-local][process]") {
   Json res = Out(r);
   CHECK(res["dns"]["nameservers"][0] == "10.0.0.53");
   CHECK(res["dns"]["search"][0] == "example.com");
+}
+
+TEST_CASE("host-local: a resolvConf that is not a regular file fails fast with code 5",
+          "[host-local][process]") {
+  TempDir tmp;
+  fs::create_directory(tmp.path() / "dir");
+  for (std::string path : {std::string("/dev/zero"), (tmp.path() / "dir").string()}) {
+    INFO(path);
+    Json j = Json::parse(Conf("1.0.0", tmp.str() + "/data", R"([[{"subnet":"10.1.0.0/24"}]])"));
+    j["ipam"]["resolvConf"] = path;
+    auto start = std::chrono::steady_clock::now();
+    RunResult r = Call("ADD", "a", j.dump());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+    REQUIRE(r.exit_code != 0);
+    Json err = Out(r);
+    CHECK(err["code"] == 5);
+    CHECK_THAT(err["msg"].get<std::string>(),
+               Catch::Contains("resolvConf") && Catch::Contains("not a regular file"));
+    CHECK(IpFiles(tmp.path() / "data" / "net1").empty());  // read before any reservation
+  }
+}
+
+TEST_CASE("host-local: symlinks planted in the store are replaced, never followed",
+          "[host-local][process]") {
+  // A store directory someone else can write to: whatever they plant under a
+  // name of ours must neither break ADD and DEL (the reservations could not
+  // be released) nor be written through.
+  struct Plant {
+    const char* name;  // in the network directory
+    bool dir_target;   // point it at a directory (else at a file)
+  } plants[] = {
+      {".cni-cpp-index", true}, {".cni-cpp-index", false}, {".cni-cpp-index/stamp", false},
+      {"last_reserved_ip.0", false}, {"lock", false},
+  };
+  for (const Plant& p : plants) {
+    INFO(p.name << (p.dir_target ? " -> directory" : " -> file"));
+    TempDir tmp;
+    fs::path outside = tmp.path() / "outside";
+    fs::create_directory(outside);
+    std::ofstream(outside / "victim") << "precious";
+    fs::path target = p.dir_target ? outside : outside / "victim";
+    std::string conf = Conf("1.0.0", tmp.str() + "/data", R"([[{"subnet":"10.1.0.0/24"}]])");
+    fs::path store = tmp.path() / "data" / "net1";
+
+    REQUIRE(Call("ADD", "first", conf).exit_code == 0);  // the store and its index exist
+    fs::path planted = store / p.name;
+    fs::remove_all(planted);
+    fs::create_symlink(target, planted);
+
+    RunResult add = Call("ADD", "second", conf);
+    INFO("ADD: " << add.out);
+    CHECK(add.exit_code == 0);
+    RunResult del_first = Call("DEL", "first", conf);
+    INFO("DEL: " << del_first.out);
+    CHECK(del_first.exit_code == 0);
+    CHECK(Call("DEL", "second", conf).exit_code == 0);
+    CHECK(IpFiles(store).empty());
+
+    // Nothing was written through the link, and it was replaced by our own.
+    CHECK(Slurp(outside / "victim") == "precious");
+    CHECK(std::distance(fs::directory_iterator(outside), fs::directory_iterator()) == 1);
+    CHECK(!fs::is_symlink(planted));
+  }
 }
 
 TEST_CASE("host-local: ours and upstream running concurrently never share an address",

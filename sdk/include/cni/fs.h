@@ -65,8 +65,9 @@ inline constexpr size_t kMaxConfigFileBytes = 1 << 20;
 // Reads a file a configuration names. It must be a regular file (after
 // following symlinks: /etc/resolv.conf often is one) of at most `max_bytes`;
 // a device, FIFO or directory is refused before anything is read, so
-// "/dev/zero" cannot make a plugin read for ever. ENOENT is reported like any
-// other failure; see ReadRegularFileIfExists.
+// "/dev/zero" cannot make a plugin read for ever (errno EINVAL, or EISDIR for
+// a directory; EFBIG when too large). ENOENT is reported like any other
+// failure; see ReadRegularFileIfExists.
 absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
                                             size_t max_bytes = kMaxConfigFileBytes);
 // The same, but a missing file is nullopt.

@@ -11,10 +11,17 @@
 
 namespace {
 
+// Config::Parse of a parsed configuration.
+absl::StatusOr<cni::bandwidth::Config> ParseConfig(const cni::NetConf& conf) {
+  cni::CmdArgs args;
+  args.conf = conf;
+  return cni::bandwidth::Config::Parse(args);
+}
+
 int CodeOf(const std::string& json) {
   auto conf = cni::NetConf::Parse(json);
   REQUIRE(conf.ok());
-  auto c = cni::bandwidth::ParseConfig(*conf);
+  auto c = ParseConfig(*conf);
   return c.ok() ? 0 : cni::CodeOf(c.status());
 }
 
@@ -34,7 +41,7 @@ TEST_CASE("bandwidth: the capability applies only without keys in the config", "
   auto parse = [](const std::string& json) {
     auto conf = cni::NetConf::Parse(json);
     REQUIRE(conf.ok());
-    auto c = cni::bandwidth::ParseConfig(*conf);
+    auto c = ParseConfig(*conf);
     REQUIRE(c.ok());
     return c->limits;
   };

@@ -20,8 +20,11 @@ namespace {
 cni::net::IpAddress Ip(const char* s) { return *cni::net::IpAddress::Parse(s); }
 
 RangeSet Set(const std::string& ranges_json) {
-  auto c = cni::hostlocal::ParseConfig(Json::parse(R"({"ipam":{"ranges":[)" + ranges_json + "]}}"),
-                                       "1.0.0", "n", "");
+  cni::CmdArgs args;
+  args.conf.raw = Json::parse(R"({"ipam":{"ranges":[)" + ranges_json + "]}}");
+  args.conf.cni_version = "1.0.0";
+  args.conf.name = "n";
+  auto c = cni::hostlocal::Config::Parse(args);
   REQUIRE(c.ok());
   return c->ranges[0];
 }

@@ -7,14 +7,18 @@
 
 using cni::Json;
 using cni::hostlocal::Config;
-using cni::hostlocal::ParseConfig;
 
 namespace {
 
 absl::StatusOr<Config> Parse(const std::string& text, const std::string& cni_args = "",
                              const std::string& version = "1.0.0",
                              const std::string& name = "net1") {
-  return ParseConfig(Json::parse(text), version, name, cni_args);
+  cni::CmdArgs args;
+  args.conf.raw = Json::parse(text);
+  args.conf.cni_version = version;
+  args.conf.name = name;
+  args.args = cni_args;
+  return Config::Parse(args);
 }
 
 std::string Ip(const cni::net::IpAddress& ip) { return ip.ToString(); }
@@ -105,6 +109,15 @@ TEST_CASE("invalid configurations are code 7 with a clear message", "[host-local
        "RangeStart 10.2.0.1 not in network"},
       {"end outside", R"({"ipam":{"ranges":[[{"subnet":"10.1.0.0/24","rangeEnd":"10.1.1.1"}]]}})",
        "RangeEnd"},
+      {"gateway outside",
+       R"({"ipam":{"ranges":[[{"subnet":"10.1.0.0/24","gateway":"10.2.0.1"}]]}})",
+       "gateway 10.2.0.1 not in network 10.1.0.0/24"},
+      {"gateway of the other family",
+       R"({"ipam":{"ranges":[[{"subnet":"10.1.0.0/24","gateway":"2001:db8::1"}]]}})",
+       "gateway 2001:db8::1 not in network 10.1.0.0/24"},
+      {"legacy gateway outside",
+       R"({"ipam":{"subnet":"2001:db8::/64","gateway":"2001:db9::1"}})",
+       "gateway 2001:db9::1 not in network 2001:db8::/64"},
       {"overlapping sets",
        R"({"ipam":{"ranges":[[{"subnet":"10.1.0.0/24"}],[{"subnet":"10.1.0.0/16"}]]}})",
        "overlaps"},

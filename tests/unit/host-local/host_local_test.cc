@@ -25,6 +25,17 @@ cni::CmdArgs Args(const std::string& conf, const std::string& id,
   return a;
 }
 
+// The handlers as skel runs them: the configuration parsed first.
+const cni::PluginFuncs& Handlers() {
+  static const cni::PluginFuncs funcs = cni::hostlocal::Funcs();
+  return funcs;
+}
+absl::StatusOr<cni::Result> Add(const cni::CmdArgs& a) { return Handlers().add(a); }
+absl::Status Del(const cni::CmdArgs& a) { return Handlers().del(a); }
+absl::Status Check(const cni::CmdArgs& a) { return Handlers().check(a); }
+absl::Status Gc(const cni::CmdArgs& a) { return Handlers().gc(a); }
+absl::Status Status(const cni::CmdArgs& a) { return Handlers().status(a); }
+
 std::string Conf(const std::string& data_dir, const std::string& ranges) {
   return R"({"cniVersion":"1.1.0","name":"n","type":"host-local","ipam":{"type":"host-local","dataDir":")" +
          data_dir + R"(","ranges":)" + ranges + "}}";
@@ -42,9 +53,9 @@ std::string Slurp(const fs::path& p) {
 TEST_CASE("a failed ADD releases only what it took", "[host-local][handlers]") {
   cni::test::TempDir tmp;
   std::string conf = Conf(tmp.str(), R"([[{"subnet":"10.0.0.0/24"}],[{"subnet":"10.1.0.0/30"}]])");
-  REQUIRE(cni::hostlocal::Add(Args(conf, "a")).ok());  // takes 10.0.0.2 and 10.1.0.2
+  REQUIRE(Add(Args(conf, "a")).ok());  // takes 10.0.0.2 and 10.1.0.2
   // b takes 10.0.0.3, then finds the second set exhausted: 10.0.0.3 is released.
-  auto b = cni::hostlocal::Add(Args(conf, "b"));
+  auto b = Add(Args(conf, "b"));
   REQUIRE(!b.ok());
   CHECK_THAT(std::string(b.status().message()),
              Catch::StartsWith("failed to allocate for range 1: no IP addresses available"));
@@ -58,8 +69,8 @@ TEST_CASE("GC keeps valid attachments and ID-only files of valid containers",
           "[host-local][handlers]") {
   cni::test::TempDir tmp;
   std::string conf = Conf(tmp.str(), R"([[{"subnet":"10.0.0.0/24"}]])");
-  for (const char* id : {"keep", "drop"}) REQUIRE(cni::hostlocal::Add(Args(conf, id)).ok());
-  REQUIRE(cni::hostlocal::Add(Args(conf, "keep", "eth1")).ok());
+  for (const char* id : {"keep", "drop"}) REQUIRE(Add(Args(conf, id)).ok());
+  REQUIRE(Add(Args(conf, "keep", "eth1")).ok());
   fs::path dir = tmp.path() / "n";
   std::ofstream(dir / "10.0.0.100") << "keep";  // old upstream format
   std::ofstream(dir / "10.0.0.101") << "gone";
@@ -67,7 +78,7 @@ TEST_CASE("GC keeps valid attachments and ID-only files of valid containers",
   auto gc_conf = cni::Json::parse(conf);
   gc_conf["cni.dev/valid-attachments"] = {{{"containerID", "keep"}, {"ifname", "eth0"}}};
   cni::CmdArgs gc = Args(gc_conf.dump(), "");
-  REQUIRE(cni::hostlocal::Gc(gc).ok());
+  REQUIRE(Gc(gc).ok());
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
@@ -76,21 +87,21 @@ TEST_CASE("GC keeps valid attachments and ID-only files of valid containers",
   std::sort(left.begin(), left.end());
   CHECK(left == std::vector<std::string>{"10.0.0.100=keep", "10.0.0.2=keep\r\neth0"});
   // The index followed: CHECK and DEL still work after GC.
-  CHECK(cni::hostlocal::Check(Args(conf, "keep")).ok());
-  CHECK(!cni::hostlocal::Check(Args(conf, "drop")).ok());
-  REQUIRE(cni::hostlocal::Del(Args(conf, "keep")).ok());
+  CHECK(Check(Args(conf, "keep")).ok());
+  CHECK(!Check(Args(conf, "drop")).ok());
+  REQUIRE(Del(Args(conf, "keep")).ok());
   CHECK(!fs::exists(dir / "10.0.0.2"));
 }
 
 TEST_CASE("STATUS checks the store directory without creating it", "[host-local][handlers]") {
   cni::test::TempDir tmp;
   CHECK(
-      cni::hostlocal::Status(Args(Conf(tmp.str() + "/a/b", R"([[{"subnet":"10.0.0.0/24"}]])"), ""))
+      Status(Args(Conf(tmp.str() + "/a/b", R"([[{"subnet":"10.0.0.0/24"}]])"), ""))
           .ok());
   CHECK(!fs::exists(tmp.path() / "a"));
   std::ofstream(tmp.path() / "f") << "";
   auto st =
-      cni::hostlocal::Status(Args(Conf(tmp.str() + "/f", R"([[{"subnet":"10.0.0.0/24"}]])"), ""));
+      Status(Args(Conf(tmp.str() + "/f", R"([[{"subnet":"10.0.0.0/24"}]])"), ""));
   REQUIRE(!st.ok());
   CHECK(cni::CodeOf(st) == 50);
 }

@@ -222,3 +222,33 @@ TEST_CASE("the lock is exclusive between store handles", "[host-local][store]") 
   CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0);
   close(fd);
 }
+
+TEST_CASE("a symlink planted over an index bucket is rebuilt, not followed",
+          "[host-local][store]") {
+  cni::test::TempDir tmp;
+  std::string dir = tmp.str() + "/data/net1";
+  {
+    auto store = OpenLocked(dir);
+    REQUIRE(*store->Reserve("c1", "eth0", Ip("10.1.0.2"), 0));
+    REQUIRE(store->Unlock().ok());
+  }
+  // The bucket holding c1's entry becomes a symlink to a file outside the
+  // store, while the stamp still says the index is current.
+  fs::path bucket = fs::path(dir) / ".cni-cpp-index" /
+                    cni::hostlocal::AttachmentIndex::BucketName(cni::hostlocal::OwnerKey("c1", "eth0"));
+  REQUIRE(fs::exists(bucket));
+  Spit(tmp.path() / "victim", "precious");
+  fs::remove(bucket);
+  fs::create_symlink(tmp.path() / "victim", bucket);
+
+  auto store = OpenLocked(dir);
+  CHECK(store->index_rebuilds() == 0);
+  auto found = store->FindByAttachment("c1", "eth0");
+  REQUIRE(found.ok());
+  CHECK(*found);
+  CHECK(store->index_rebuilds() == 1);
+  REQUIRE(store->ReleaseByAttachment("c1", "eth0").ok());
+  CHECK(!fs::exists(dir + "/10.1.0.2"));
+  CHECK(Slurp(tmp.path() / "victim") == "precious");
+  CHECK(!fs::is_symlink(bucket));
+}

@@ -1,12 +1,16 @@
 // tuning's configuration: key resolution, precedence, the allowlist, backups.
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "backup.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 #include "cni/types.h"
 #include "config.h"
+#include "support/run.h"
 #include "tuning.h"
 
 namespace {
@@ -15,6 +19,17 @@ cni::NetConf Conf(const std::string& json) {
   auto c = cni::NetConf::Parse(json);
   REQUIRE(c.ok());
   return *c;
+}
+
+// Config::Parse of `conf` with CNI_ARGS `cni_args` and CNI_IFNAME `ifname`.
+absl::StatusOr<cni::tuning::Config> ParseConfig(const cni::NetConf& conf,
+                                                const std::string& cni_args,
+                                                const std::string& ifname) {
+  cni::CmdArgs args;
+  args.conf = conf;
+  args.args = cni_args;
+  args.ifname = ifname;
+  return cni::tuning::Config::Parse(args);
 }
 
 }  // namespace
@@ -36,7 +51,7 @@ TEST_CASE("tuning: sysctl keys resolve below /proc/sys/net or are refused", "[tu
 }
 
 TEST_CASE("tuning: later sources win: config < CNI_ARGS < runtimeConfig < args.cni", "[tuning]") {
-  auto c = cni::tuning::ParseConfig(
+  auto c = ParseConfig(
       Conf(R"({"cniVersion":"1.0.0","name":"n","type":"tuning","mac":"c2:00:00:00:00:01","mtu":1400,
                "sysctl":{"net.core.somaxconn":"1"},
                "runtimeConfig":{"mac":"c2:00:00:00:00:03"},
@@ -52,7 +67,7 @@ TEST_CASE("tuning: later sources win: config < CNI_ARGS < runtimeConfig < args.c
   CHECK(c->sysctls[0].value == "2");
   CHECK(c->data_dir == "/run/cni/tuning");
 
-  auto env = cni::tuning::ParseConfig(Conf(R"({"cniVersion":"1.0.0","name":"n","type":"tuning"})"),
+  auto env = ParseConfig(Conf(R"({"cniVersion":"1.0.0","name":"n","type":"tuning"})"),
                                       "MAC=c2:00:00:00:00:02", "eth0");
   REQUIRE(env.ok());
   CHECK(env->mac->ToString() == "c2:00:00:00:00:02");
@@ -61,7 +76,7 @@ TEST_CASE("tuning: later sources win: config < CNI_ARGS < runtimeConfig < args.c
 
 TEST_CASE("tuning: bad values are refused with the right code", "[tuning]") {
   auto code = [](const std::string& json, const std::string& args = "") {
-    auto c = cni::tuning::ParseConfig(Conf(json), args, "eth0");
+    auto c = ParseConfig(Conf(json), args, "eth0");
     return c.ok() ? 0 : cni::CodeOf(c.status());
   };
   CHECK(code(R"({"name":"n","mac":"zz"})") == 7);
@@ -75,7 +90,7 @@ TEST_CASE("tuning: bad values are refused with the right code", "[tuning]") {
 }
 
 TEST_CASE("tuning: the allowlist is one regex per line, searched in the key", "[tuning]") {
-  auto c = cni::tuning::ParseConfig(
+  auto c = ParseConfig(
       Conf(R"({"name":"n","sysctl":{"net.core.somaxconn":"1","net.ipv4.conf.IFNAME.arp_filter":"1"}})"), "", "eth0");
   REQUIRE(c.ok());
   CHECK(cni::tuning::CheckAllowlist(*c, "^net\\.core\\.somaxconn$\n\n  ^net\\.ipv4\\.conf\\.IFNAME\\.[a-z_]+$  \n").ok());
@@ -112,4 +127,34 @@ TEST_CASE("tuning: backups use upstream's layout and read back", "[tuning]") {
 TEST_CASE("tuning: sysctl values compare field by field", "[tuning]") {
   CHECK(cni::tuning::SameSysctlValue("4096 87380 6291456", "4096\t87380\t6291456\n"));
   CHECK_FALSE(cni::tuning::SameSysctlValue("1", "2"));
+}
+
+TEST_CASE("tuning: DEL removes a killed ADD's temporary backup files, old and new style",
+          "[tuning]") {
+  cni::test::TempDir tmp;
+  std::string conf = R"({"cniVersion":"1.0.0","name":"n","type":"tuning","dataDir":")" +
+                     tmp.str() + R"("})";
+  std::string backup = cni::tuning::BackupPath(tmp.str(), "ctr", "eth0");
+  // A writer killed between write and rename leaves "<backup>~" (today) or
+  // "<backup>.tmp" (earlier versions), and no backup.
+  for (const std::string& left : {cni::TempPathFor(backup), cni::tuning::OldTempPath(backup)}) {
+    std::ofstream(left) << R"({"mtu": 1500})";
+  }
+  std::ofstream(tmp.path() / "other_eth0.json~") << "{}";  // another attachment's
+
+  cni::CmdArgs args;
+  args.container_id = "ctr";
+  args.ifname = "eth0";
+  args.conf = Conf(conf);
+  REQUIRE(cni::tuning::Funcs().del(args).ok());
+  CHECK(!std::filesystem::exists(cni::TempPathFor(backup)));
+  CHECK(!std::filesystem::exists(cni::tuning::OldTempPath(backup)));
+  CHECK(std::filesystem::exists(tmp.path() / "other_eth0.json~"));
+
+  // A backup is written atomically: no temporary file stays behind.
+  REQUIRE(cni::tuning::WriteBackup(backup, {.mtu = 1500}).ok());
+  CHECK(std::filesystem::exists(backup));
+  CHECK(!std::filesystem::exists(cni::TempPathFor(backup)));
+  REQUIRE(cni::tuning::Funcs().del(args).ok());  // no netns: only the file goes
+  CHECK(!std::filesystem::exists(backup));
 }
