@@ -82,6 +82,16 @@ absl::Status ValidateIpamResult(const IpamLease& lease, const NetConf& conf) {
   return absl::OkStatus();
 }
 
+// CNI_IFNAME must be free in the container. SetupVeth finds out too, but only
+// after IPAM and the host-wide forwarding sysctls: "lo", say, would have
+// enabled ip_forward on the host for an ADD bound to fail. Same message as
+// SetupVeth's.
+absl::Status RequireFreeIfname(net::NetlinkSocket& csock, absl::string_view ifname) {
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
+  if (!taken) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat("container veth name \"", ifname, "\" already exists"));
+}
+
 // Writes "1" unless it is already there: writing ip_forward resets several
 // per-interface settings in the kernel, so an unneeded write is not harmless.
 absl::Status EnsureSysctlOn(absl::string_view key) {
@@ -176,10 +186,13 @@ void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) 
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   RETURN_IF_ERROR(RequireSupported(config));
-  // Both namespaces are opened before IPAM: a bad CNI_NETNS must not cost an
-  // address, and nothing below has to undo a failed open.
+  // Both namespaces are opened, and CNI_IFNAME checked, before IPAM: a bad
+  // CNI_NETNS or CNI_IFNAME must not cost an address or touch a sysctl, and
+  // nothing below has to undo a failed open.
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
   ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  RETURN_IF_ERROR(RequireFreeIfname(csock, args.ifname));
 
   // Every return before lease.Commit releases the address again.
   ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
@@ -192,7 +205,6 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   absl::Cleanup remove_link = [&] { RemoveContainerLink(container, args.ifname); };
 
   Result result = BuildResult(args, config, pair, lease.result());
-  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
   RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result));
   RETURN_IF_ERROR(ConfigureContainerRoutes(csock, pair.container_index, result),
                   "ptp: routes of \"", args.ifname, "\"");
