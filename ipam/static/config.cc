@@ -1,11 +1,13 @@
-#include "absl/strings/string_view.h"
 #include "config.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "cni/args.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace cni::static_ipam {
@@ -17,45 +19,73 @@ absl::StatusOr<Address> ParseAddressObject(const Json& entry, size_t index) {
   if (!entry.is_object()) {
     return Error(ErrorCode::kDecodingFailure, absl::StrCat("ipam.addresses[", index, "] is not an object"));
   }
-  absl::StatusOr<std::optional<std::string>> text = GetString(entry, "address");
-  if (!text.ok()) return text.status();
-  if (!*text) return Invalid(absl::StrCat("ipam.addresses[", index, "] has no \"address\""));
-  absl::StatusOr<net::IpPrefix> prefix = net::IpPrefix::Parse(**text);
-  if (!prefix.ok()) return Annotate(prefix.status(), absl::StrCat("ipam.addresses[", index, "]"));
-  Address a{*prefix, std::nullopt};
-  absl::StatusOr<std::optional<std::string>> gw = GetString(entry, "gateway");
-  if (!gw.ok()) return gw.status();
-  if (*gw && !(*gw)->empty()) {
-    absl::StatusOr<net::IpAddress> ip = net::IpAddress::Parse(**gw);
-    if (!ip.ok()) return Annotate(ip.status(), absl::StrCat("ipam.addresses[", index, "].gateway"));
-    a.gateway = *ip;
+  ASSIGN_OR_RETURN(std::optional<std::string> text, GetString(entry, "address"));
+  if (!text) return Invalid(absl::StrCat("ipam.addresses[", index, "] has no \"address\""));
+  ASSIGN_OR_RETURN(net::IpPrefix prefix, net::IpPrefix::Parse(*text), "ipam.addresses[", index, "]");
+  Address a{prefix, std::nullopt};
+  ASSIGN_OR_RETURN(std::optional<std::string> gw, GetString(entry, "gateway"));
+  if (gw && !gw->empty()) {
+    ASSIGN_OR_RETURN(a.gateway, net::IpAddress::Parse(*gw), "ipam.addresses[", index, "].gateway");
   }
   return a;
 }
 
-absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam) {
+// The rows below read the "ipam" object; their messages name the key by its
+// path ("ipam.routes: ..."), as before the table, so they ignore the plugin name.
+
+absl::StatusOr<std::vector<Address>> ParseAddresses(const Json& ipam, absl::string_view) {
+  std::vector<Address> addresses;
+  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(ipam, "addresses"));
+  if (!list) return addresses;
+  for (size_t i = 0; i < list->size(); ++i) {
+    ASSIGN_OR_RETURN(Address a, ParseAddressObject((*list)[i], i));
+    addresses.push_back(a);
+  }
+  return addresses;
+}
+
+absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam, absl::string_view) {
   std::vector<Route> routes;
-  absl::StatusOr<std::optional<Json>> list = GetArray(ipam, "routes");
-  if (!list.ok()) return list.status();
-  if (!*list) return routes;
+  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(ipam, "routes"));
+  if (!list) return routes;
   // Routes use the result's route shape; reuse the result parser for them.
   absl::StatusOr<Result> parsed =
-      ParseResult(Json{{"cniVersion", std::string(kCurrentVersion)}, {"routes", **list}});
+      ParseResult(Json{{"cniVersion", std::string(kCurrentVersion)}, {"routes", *list}});
   // A route that does not parse is a configuration error (7), whatever the
   // result decoder calls it.
   if (!parsed.ok()) return WithCode(Annotate(parsed.status(), "ipam.routes"), ErrorCode::kInvalidNetworkConfig);
   return parsed->routes;
 }
 
+absl::StatusOr<Dns> ParseDns(const Json& ipam, absl::string_view) {
+  const Json* dns = FindKey(ipam, "dns");
+  if (dns == nullptr || dns->is_null()) return Dns();
+  ASSIGN_OR_RETURN(Dns parsed, Dns::FromJson(*dns), "ipam.dns");
+  return parsed;
+}
+
+const config::Schema<Config> kIpamKeys = {
+    config::Whole("addresses", &Config::addresses, ParseAddresses),
+    config::Whole("routes", &Config::routes, ParseRoutes),
+    config::Whole("dns", &Config::dns, ParseDns),
+};
+
+// The "ipam" object: required, and an object.
+absl::StatusOr<const Json*> FindIpam(const NetConf& conf) {
+  const Json* ipam = FindKey(conf.raw, "ipam");
+  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
+  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "\"ipam\" is not an object");
+  return ipam;
+}
+
 // A list of bare CIDRs (args.cni.ips or runtimeConfig.ips), which replaces every
 // other address source.
 absl::StatusOr<std::optional<std::vector<Address>>> ParseCidrList(const Json& obj,
                                                                   absl::string_view where) {
-  absl::StatusOr<std::optional<std::vector<std::string>>> ips = GetStringList(obj, "ips");
-  if (!ips.ok()) return Annotate(ips.status(), where);
-  if (!*ips || (*ips)->empty()) return std::optional<std::vector<Address>>();
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> ips, GetStringList(obj, "ips"), where);
+  if (!ips || ips->empty()) return std::optional<std::vector<Address>>();
   std::vector<Address> out;
-  for (const std::string& text : **ips) {
+  for (const std::string& text : *ips) {
     absl::StatusOr<net::IpPrefix> prefix = net::IpPrefix::Parse(text);
     if (!prefix.ok()) {
       return Invalid(absl::StrCat("an entry in ", where, ".ips is not in CIDR notation: \"", text, "\""));
@@ -66,24 +96,30 @@ absl::StatusOr<std::optional<std::vector<Address>>> ParseCidrList(const Json& ob
 }
 
 absl::Status ApplyCniArgs(const CmdArgs& args, std::vector<Address>& addresses) {
-  absl::StatusOr<CniArgs> env = CniArgs::Parse(args.args, {"IP", "GATEWAY"});
-  if (!env.ok()) return env.status();
-  if (std::optional<std::string> ip = env->Ip(); ip && !ip->empty()) {
+  ASSIGN_OR_RETURN(CniArgs env, CniArgs::Parse(args.args, {"IP", "GATEWAY"}));
+  if (std::optional<std::string> ip = env.Ip(); ip && !ip->empty()) {
     for (absl::string_view item : absl::StrSplit(*ip, ',')) {
-      absl::StatusOr<net::IpPrefix> prefix = net::IpPrefix::Parse(absl::StripAsciiWhitespace(item));
-      if (!prefix.ok()) return Annotate(prefix.status(), "CNI_ARGS IP");
-      addresses.push_back({*prefix, std::nullopt});
+      ASSIGN_OR_RETURN(net::IpPrefix prefix, net::IpPrefix::Parse(absl::StripAsciiWhitespace(item)),
+                       "CNI_ARGS IP");
+      addresses.push_back({prefix, std::nullopt});
     }
   }
-  if (std::optional<std::string> gws = env->Gateway(); gws && !gws->empty()) {
+  if (std::optional<std::string> gws = env.Gateway(); gws && !gws->empty()) {
     for (absl::string_view item : absl::StrSplit(*gws, ',')) {
-      absl::StatusOr<net::IpAddress> gw = net::IpAddress::Parse(absl::StripAsciiWhitespace(item));
-      if (!gw.ok()) return Annotate(gw.status(), "CNI_ARGS GATEWAY");
+      ASSIGN_OR_RETURN(net::IpAddress gw, net::IpAddress::Parse(absl::StripAsciiWhitespace(item)),
+                       "CNI_ARGS GATEWAY");
       for (Address& a : addresses) {
-        if (a.address.Contains(*gw)) a.gateway = *gw;
+        if (a.address.Contains(gw)) a.gateway = gw;
       }
     }
   }
+  return absl::OkStatus();
+}
+
+// Replaces `addresses` with a source of higher precedence, when it is set.
+absl::Status OverrideWith(const Json& obj, absl::string_view where, std::vector<Address>& addresses) {
+  ASSIGN_OR_RETURN(std::optional<std::vector<Address>> replacement, ParseCidrList(obj, where));
+  if (replacement) addresses = *std::move(replacement);
   return absl::OkStatus();
 }
 
@@ -100,44 +136,17 @@ absl::Status CheckPerFamilyLimit(const std::vector<Address>& addresses, absl::st
 
 }  // namespace
 
-absl::StatusOr<Config> LoadConfig(const CmdArgs& args) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   const NetConf& conf = args.conf;
-  const Json* ipam = FindKey(conf.raw, "ipam");
-  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
-  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "\"ipam\" is not an object");
-
+  ASSIGN_OR_RETURN(const Json* ipam, FindIpam(conf));
   Config config;
-  absl::StatusOr<std::optional<Json>> list = GetArray(*ipam, "addresses");
-  if (!list.ok()) return list.status();
-  if (*list) {
-    for (size_t i = 0; i < (*list)->size(); ++i) {
-      absl::StatusOr<Address> a = ParseAddressObject((**list)[i], i);
-      if (!a.ok()) return a.status();
-      config.addresses.push_back(*a);
-    }
-  }
-  if (absl::Status s = ApplyCniArgs(args, config.addresses); !s.ok()) return s;
-
-  absl::StatusOr<std::optional<std::vector<Address>>> from_args =
-      ParseCidrList(ArgsCni(conf.args), "args.cni");
-  if (!from_args.ok()) return from_args.status();
-  if (*from_args) config.addresses = **from_args;
-  absl::StatusOr<std::optional<std::vector<Address>>> from_runtime =
-      ParseCidrList(conf.runtime_config, "runtimeConfig");
-  if (!from_runtime.ok()) return from_runtime.status();
-  if (*from_runtime) config.addresses = **from_runtime;
-
+  RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "static", config));
+  // The address sources, in rising precedence.
+  RETURN_IF_ERROR(ApplyCniArgs(args, config.addresses));
+  RETURN_IF_ERROR(OverrideWith(ArgsCni(conf.args), "args.cni", config.addresses));
+  RETURN_IF_ERROR(OverrideWith(conf.runtime_config, "runtimeConfig", config.addresses));
   std::string version = conf.cni_version.empty() ? "0.1.0" : conf.cni_version;
-  if (absl::Status s = CheckPerFamilyLimit(config.addresses, version); !s.ok()) return s;
-
-  absl::StatusOr<std::vector<Route>> routes = ParseRoutes(*ipam);
-  if (!routes.ok()) return routes.status();
-  config.routes = *std::move(routes);
-  if (const Json* dns = FindKey(*ipam, "dns"); dns != nullptr && !dns->is_null()) {
-    absl::StatusOr<Dns> parsed = Dns::FromJson(*dns);
-    if (!parsed.ok()) return Annotate(parsed.status(), "ipam.dns");
-    config.dns = *parsed;
-  }
+  RETURN_IF_ERROR(CheckPerFamilyLimit(config.addresses, version));
   return config;
 }
 

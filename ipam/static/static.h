@@ -5,13 +5,16 @@
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::static_ipam {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);
+// Untyped: DEL succeeds even for a configuration Config::Parse refuses.
 absl::Status Del(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table: skel parses Config once for ADD, CHECK and STATUS.
 PluginFuncs Funcs();
 
 }  // namespace cni::static_ipam

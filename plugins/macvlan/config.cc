@@ -2,10 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/args.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
 #include "cni/json.h"
 #include "cni/plugin_keys.h"
-#include "cni/skel.h"
+#include "cni/status_macros.h"
 
 namespace cni::macvlan {
 namespace {
@@ -14,62 +15,67 @@ absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("macvlan: ", msg));
 }
 
+// The rows below keep macvlan's own messages (upstream's wording), so they
+// read the whole object with a parser of their own.
+
+// "master": "" or absent picks the default route's interface (ADD).
+absl::StatusOr<std::string> ParseMasterKey(const Json& raw, absl::string_view) {
+  ASSIGN_OR_RETURN(std::optional<std::string> master, GetString(raw, "master"));
+  if (!master || master->empty()) return std::string();
+  if (absl::Status st = ValidateInterfaceName(*master); !st.ok()) {
+    return Invalid(absl::StrCat("master \"", *master, "\": ", st.message()));
+  }
+  return *master;
+}
+
+// "mode": absent or "" is bridge, as upstream.
+absl::StatusOr<net::MacvlanMode> ParseModeKey(const Json& raw, absl::string_view) {
+  ASSIGN_OR_RETURN(std::optional<std::string> mode, GetString(raw, "mode"));
+  ASSIGN_OR_RETURN(net::MacvlanMode parsed, net::ParseMacvlanMode(mode.value_or("")), "macvlan");
+  return parsed;
+}
+
+// "mtu": 0 (the master's) up to 65535; the bound that matters, the master's
+// MTU, is checked by ADD.
+absl::StatusOr<int> ParseMtuKey(const Json& raw, absl::string_view) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+  if (!mtu) return 0;
+  if (*mtu < 0 || *mtu > 65535) return Invalid(absl::StrCat("invalid MTU ", *mtu));
+  return static_cast<int>(*mtu);
+}
+
+const config::Schema<Config> kKeys = {
+    config::Whole("master", &Config::master, ParseMasterKey),
+    config::Whole("mode", &Config::mode, ParseModeKey),
+    config::Whole("mtu", &Config::mtu, ParseMtuKey),
+    config::Bool("linkInContainer", &Config::link_in_container),
+    config::Whole("dns", &Config::dns, ParseDnsKey),
+};
+
+// The MAC from its three sources, later wins: the key "mac", CNI_ARGS MAC,
+// runtimeConfig.mac. Only the winner is parsed (upstream's order).
+absl::StatusOr<std::optional<net::MacAddress>> ResolveMac(const CmdArgs& args) {
+  std::optional<std::string> text;
+  ASSIGN_OR_RETURN(std::optional<std::string> key, GetString(args.conf.raw, "mac"));
+  if (key && !key->empty()) text = *key;
+  if (!args.args.empty()) {
+    ASSIGN_OR_RETURN(CniArgs env, CniArgs::Parse(args.args, {"MAC", "IP"}));
+    if (std::optional<std::string> v = env.Mac(); v && !v->empty()) text = *v;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> runtime, GetString(args.conf.runtime_config, "mac"));
+  if (runtime && !runtime->empty()) text = *runtime;
+  if (!text) return std::nullopt;
+  ASSIGN_OR_RETURN(net::MacAddress mac, net::MacAddress::Parse(*text), "macvlan: mac");
+  return mac;
+}
+
 }  // namespace
 
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;
-  const Json& raw = conf.raw;
-
-  absl::StatusOr<std::optional<std::string>> master = GetString(raw, "master");
-  if (!master.ok()) return master.status();
-  if (*master && !(*master)->empty()) {
-    if (absl::Status st = ValidateInterfaceName(**master); !st.ok()) {
-      return Invalid(absl::StrCat("master \"", **master, "\": ", st.message()));
-    }
-    c.master = **master;
-  }
-
-  absl::StatusOr<std::optional<std::string>> mode = GetString(raw, "mode");
-  if (!mode.ok()) return mode.status();
-  absl::StatusOr<net::MacvlanMode> m = net::ParseMacvlanMode(mode->value_or(""));
-  if (!m.ok()) return Annotate(m.status(), "macvlan");
-  c.mode = *m;
-
-  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(raw, "mtu");
-  if (!mtu.ok()) return mtu.status();
-  if (*mtu) {
-    // The upper bound is the master's MTU, checked by ADD.
-    if (**mtu < 0 || **mtu > 65535) return Invalid(absl::StrCat("invalid MTU ", **mtu));
-    c.mtu = static_cast<int>(**mtu);
-  }
-
-  absl::StatusOr<std::optional<bool>> lic = GetBool(raw, "linkInContainer");
-  if (!lic.ok()) return lic.status();
-  c.link_in_container = lic->value_or(false);
-
-  std::optional<std::string> mac_text;
-  absl::StatusOr<std::optional<std::string>> mac = GetString(raw, "mac");
-  if (!mac.ok()) return mac.status();
-  if (*mac && !(*mac)->empty()) mac_text = **mac;
-  if (!cni_args.empty()) {
-    absl::StatusOr<CniArgs> args = CniArgs::Parse(cni_args, {"MAC", "IP"});
-    if (!args.ok()) return args.status();
-    if (std::optional<std::string> v = args->Mac(); v && !v->empty()) mac_text = *v;
-  }
-  absl::StatusOr<std::optional<std::string>> rc_mac = GetString(conf.runtime_config, "mac");
-  if (!rc_mac.ok()) return rc_mac.status();
-  if (*rc_mac && !(*rc_mac)->empty()) mac_text = **rc_mac;
-  if (mac_text) {
-    absl::StatusOr<net::MacAddress> parsed = net::MacAddress::Parse(*mac_text);
-    if (!parsed.ok()) return Annotate(parsed.status(), "macvlan: mac");
-    c.mac = *parsed;
-  }
-
-  c.ipam_type = conf.ipam_type;
-
-  absl::StatusOr<std::optional<Dns>> dns = ParseDnsKey(raw, "macvlan");
-  if (!dns.ok()) return dns.status();
-  c.dns = *std::move(dns);
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "macvlan", c));
+  ASSIGN_OR_RETURN(c.mac, ResolveMac(args));
+  c.ipam_type = args.conf.ipam_type;
   return c;
 }
 

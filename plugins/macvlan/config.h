@@ -7,9 +7,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "cni/net/ip.h"
 #include "cni/net/macvlan.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::macvlan {
@@ -24,9 +24,10 @@ struct Config {
   bool link_in_container = false;   // the master lives in the container netns
   std::string ipam_type;            // "" (e.g. "ipam": {}): layer 2 only
   std::optional<Dns> dns;           // the config's dns, when it sets a field
-};
 
-// Wrong types: code 6. Bad values (mode, MAC, negative MTU, master name): code 7.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args);
+  // Reads args.conf and CNI_ARGS (MAC). Wrong types: code 6. Bad values
+  // (mode, MAC, negative MTU, master name): code 7.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
 
 }  // namespace cni::macvlan

@@ -7,9 +7,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/invoke.h"
+#include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
@@ -19,7 +19,7 @@
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
-#include "cni/version.h"
+#include "cni/status_macros.h"
 #include "config.h"
 
 namespace cni::macvlan {
@@ -29,7 +29,10 @@ absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("macvlan: ", msg));
 }
 
-
+// CHECK failures carry no particular CNI code (upstream reports them as 999).
+absl::Status Failed(absl::string_view msg) {
+  return absl::FailedPreconditionError(absl::StrCat("macvlan: ", msg));
+}
 
 // The master: as configured, else the interface of the default route (IPv4
 // first, then IPv6) in the namespace the master lives in. Its MTU bounds ours.
@@ -46,15 +49,21 @@ absl::StatusOr<net::LinkInfo> ResolveMaster(net::NetlinkSocket& sock, const Conf
   for (net::Family fam : {net::Family::kV4, net::Family::kV6}) {
     net::RouteFilter filter;
     filter.family = fam;
-    absl::StatusOr<std::vector<net::RouteSpec>> routes = net::ListRoutes(sock, filter);
-    if (!routes.ok()) return routes.status();
-    for (const net::RouteSpec& r : *routes) {
+    ASSIGN_OR_RETURN(std::vector<net::RouteSpec> routes, net::ListRoutes(sock, filter));
+    for (const net::RouteSpec& r : routes) {
       int index = r.ifindex != 0 ? r.ifindex : (r.multipath.empty() ? 0 : r.multipath[0].ifindex);
       if (r.dst.len() == 0 && index != 0) return net::LinkByIndex(sock, index);
     }
   }
   return Invalid(absl::StrCat("no master given and no default route in the ", where,
                               " namespace to take it from"));
+}
+
+// Our MTU cannot exceed the master's (0 takes the master's).
+absl::Status RequireMtuWithin(const net::LinkInfo& master, const Config& config) {
+  if (config.mtu <= master.mtu) return absl::OkStatus();
+  return Invalid(absl::StrCat("invalid MTU ", config.mtu, ", must be [0, master MTU(", master.mtu,
+                              ")]"));
 }
 
 // Creates the link in the container under a temporary name (so it can never
@@ -64,9 +73,8 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 const net::Netns& container,
                                                 const net::LinkInfo& master, const Config& config,
                                                 absl::string_view ifname) {
-  absl::StatusOr<bool> taken = net::LinkExists(csock, ifname);
-  if (!taken.ok()) return taken.status();
-  if (*taken) {
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
+  if (taken) {
     return absl::AlreadyExistsError(
         absl::StrCat("macvlan: container interface \"", ifname, "\" already exists"));
   }
@@ -82,95 +90,85 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
     created = net::CreateMacvlan(master_sock, spec);
     if (!absl::IsAlreadyExists(created)) break;
   }
-  if (!created.ok()) return Annotate(created, "macvlan");
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(csock, spec.name);
-  if (!link.ok()) return link.status();
-  if (absl::Status st = net::RenameLink(csock, *link, ifname); !st.ok()) {
-    (void)net::DeleteLink(csock, *link);
+  RETURN_IF_ERROR(created, "macvlan");
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::LinkByName(csock, spec.name));
+  if (absl::Status st = net::RenameLink(csock, link, ifname); !st.ok()) {
+    (void)net::DeleteLink(csock, link);
     return Annotate(st, "macvlan");
   }
-  return net::LinkByIndex(csock, link->index);
+  return net::LinkByIndex(csock, link.index);
+}
+
+// The result's one interface: the macvlan, in the container.
+Interface ContainerInterface(const net::LinkInfo& link, const net::Netns& container) {
+  Interface itf;
+  itf.name = link.name;
+  itf.mac = link.mac.ToString();
+  itf.sandbox = container.path();
+  return itf;
+}
+
+// Gives the link IPAM's addresses and routes (and brings it up).
+absl::Status ConfigureAddresses(net::NetlinkSocket& csock, const net::Netns& container,
+                                absl::string_view ifname, const Result& result) {
+  // Announce the address when the link comes up (neighbours may have the
+  // MAC of a previous holder cached).
+  (void)net::WriteSysctl(container, absl::StrCat("net/ipv4/conf/", ifname, "/arp_notify"), "1");
+  RETURN_IF_ERROR(net::ConfigureInterface(csock, ifname, result), "macvlan");
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
-  if (!csock.ok()) return csock.status();
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  // The master lives in the host unless linkInContainer says otherwise.
   std::optional<net::NetlinkSocket> host_sock;
-  if (!config->link_in_container) {
-    absl::StatusOr<net::NetlinkSocket> h = net::NetlinkSocket::Open();
-    if (!h.ok()) return h.status();
-    host_sock.emplace(*std::move(h));
+  if (!config.link_in_container) {
+    ASSIGN_OR_RETURN(host_sock, net::NetlinkSocket::Open());
   }
-  net::NetlinkSocket& msock = config->link_in_container ? *csock : *host_sock;
+  net::NetlinkSocket& msock = config.link_in_container ? csock : *host_sock;
 
-  absl::StatusOr<net::LinkInfo> master = ResolveMaster(msock, *config);
-  if (!master.ok()) return master.status();
-  if (config->mtu > master->mtu) {
-    return Invalid(absl::StrCat("invalid MTU ", config->mtu, ", must be [0, master MTU(",
-                                master->mtu, ")]"));
-  }
+  ASSIGN_OR_RETURN(net::LinkInfo master, ResolveMaster(msock, config));
+  RETURN_IF_ERROR(RequireMtuWithin(master, config));
 
-  absl::StatusOr<net::LinkInfo> link =
-      CreateInContainer(msock, *csock, *container, *master, *config, args.ifname);
-  if (!link.ok()) return link.status();
-  absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(*csock, args.ifname); };
+  ASSIGN_OR_RETURN(net::LinkInfo link,
+                   CreateInContainer(msock, csock, container, master, config, args.ifname));
+  absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
   Result result;
   result.cni_version = args.conf.cni_version;
-  Interface itf;
-  itf.name = link->name;
-  itf.mac = link->mac.ToString();
-  itf.sandbox = container->path();
-  result.interfaces.push_back(itf);
+  result.interfaces.push_back(ContainerInterface(link, container));
 
-  bool have_ipam = false;
-  absl::Cleanup release_ipam = [&] {
-    if (have_ipam) (void)DelegateDel(config->ipam_type, args);
-  };
-  if (!config->ipam_type.empty()) {
-    absl::StatusOr<Result> ipam = DelegateAdd(config->ipam_type, args);
-    if (!ipam.ok()) return ipam.status();
-    have_ipam = true;
-    if (ipam->ips.empty()) return Invalid("IPAM plugin returned missing IP config");
-    result.ips = ipam->ips;
+  // With "ipam": {} the link is layer 2 only: no lease, just up. Declared
+  // after remove_link, so a failed ADD releases the address first.
+  std::optional<IpamLease> lease;
+  if (config.ipam_type.empty()) {
+    RETURN_IF_ERROR(net::SetLinkUp(csock, link), "macvlan");
+  } else {
+    ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, config.ipam_type));
+    lease.emplace(std::move(acquired));
+    RETURN_IF_ERROR(lease->RequireAddresses(), "macvlan");
+    result.ips = lease->result().ips;
     for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-    result.routes = ipam->routes;
-    result.dns = ipam->dns;
-    if (absl::Status st = CheckPrintableAt(result, args.conf); !st.ok()) {
-      return Annotate(st, "macvlan: IPAM result");
-    }
-    // Announce the address when the link comes up (neighbours may have the
-    // MAC of a previous holder cached).
-    std::string key = absl::StrCat("net/ipv4/conf/", args.ifname, "/arp_notify");
-    (void)net::WriteSysctl(*container, key, "1");
-    if (absl::Status st = net::ConfigureInterface(*csock, args.ifname, result); !st.ok()) {
-      return Annotate(st, "macvlan");
-    }
-  } else if (absl::Status st = net::SetLinkUp(*csock, *link); !st.ok()) {
-    return Annotate(st, "macvlan");
+    result.routes = lease->result().routes;
+    result.dns = lease->result().dns;
+    RETURN_IF_ERROR(ConfigureAddresses(csock, container, args.ifname, result));
   }
-  if (config->dns) result.dns = *config->dns;
+  if (config.dns) result.dns = *config.dns;
 
-  std::move(release_ipam).Cancel();
+  if (lease) RETURN_IF_ERROR(lease->Commit(result), "macvlan");
   std::move(remove_link).Cancel();
   return result;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
+absl::Status Del(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
   // IPAM first and unconditionally: the address must not leak when the
   // namespace is already gone.
-  if (!config->ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config->ipam_type, args); !st.ok()) {
+  if (!config.ipam_type.empty()) {
+    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
       failures.push_back(Annotate(st, "macvlan: releasing the IPAM address"));
     }
   }
@@ -183,71 +181,65 @@ absl::Status Del(const CmdArgs& args) {
 
 namespace {
 
-absl::Status Failed(absl::string_view msg) {
-  return absl::FailedPreconditionError(absl::StrCat("macvlan: ", msg));
-}
-
-}  // namespace
-
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
-  if (!prev.ok()) return prev.status();
-  if (!*prev) return Invalid("required prevResult missing");
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  if (!config->ipam_type.empty()) {
-    if (absl::Status st = DelegateCheck(config->ipam_type, args); !st.ok()) return st;
-  }
+// The index of the interface prevResult gives for CNI_IFNAME in CNI_NETNS
+// (the last one, if it lists several).
+absl::StatusOr<size_t> FindPrevInterface(const Result& prev, const CmdArgs& args) {
   std::optional<size_t> index;
-  for (size_t i = 0; i < (*prev)->interfaces.size(); ++i) {
-    const Interface& itf = (*prev)->interfaces[i];
+  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
+    const Interface& itf = prev.interfaces[i];
     if (itf.name == args.ifname && itf.sandbox == args.netns) index = i;
   }
-  if (!index) {
-    return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
-                               args.netns, "\""));
-  }
-  const Interface& want = (*prev)->interfaces[*index];
+  if (index) return *index;
+  return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
+                             args.netns, "\""));
+}
 
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(*container);
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, args.ifname);
+// The link is a macvlan with prevResult's MAC and the configured mode.
+absl::StatusOr<net::LinkInfo> CheckLink(net::NetlinkSocket& sock, const Interface& want,
+                                        const Config& config) {
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(sock, want.name);
   if (absl::IsNotFound(link.status())) {
-    return Failed(absl::StrCat("container interface \"", args.ifname, "\" not found"));
+    return Failed(absl::StrCat("container interface \"", want.name, "\" not found"));
   }
-  if (!link.ok()) return link.status();
+  RETURN_IF_ERROR(link);
   if (link->kind != "macvlan") {
-    return Failed(absl::StrCat("container interface \"", args.ifname, "\" is not a macvlan"));
+    return Failed(absl::StrCat("container interface \"", want.name, "\" is not a macvlan"));
   }
   if (!want.mac.empty() && absl::AsciiStrToLower(want.mac) != link->mac.ToString()) {
-    return Failed(absl::StrCat("container interface \"", args.ifname, "\" has MAC ",
+    return Failed(absl::StrCat("container interface \"", want.name, "\" has MAC ",
                                link->mac.ToString(), ", prevResult says ", want.mac));
   }
-  absl::StatusOr<net::MacvlanMode> mode = net::MacvlanModeOf(*sock, link->index);
-  if (!mode.ok()) return mode.status();
-  if (*mode != config->mode) {
-    return Failed(absl::StrCat("container interface \"", args.ifname, "\" has mode ",
-                               net::MacvlanModeName(*mode), ", the config wants ",
-                               net::MacvlanModeName(config->mode)));
+  ASSIGN_OR_RETURN(net::MacvlanMode mode, net::MacvlanModeOf(sock, link->index));
+  if (mode != config.mode) {
+    return Failed(absl::StrCat("container interface \"", want.name, "\" has mode ",
+                               net::MacvlanModeName(mode), ", the config wants ",
+                               net::MacvlanModeName(config.mode)));
   }
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs = net::ListAddresses(*sock, link->index);
-  if (!addrs.ok()) return addrs.status();
-  for (const IpConfig& ip : (*prev)->ips) {
-    if (ip.interface && *ip.interface != static_cast<int>(*index)) continue;
+  return *link;
+}
+
+// Every prevResult address of interface `index` is on the link.
+absl::Status CheckAddresses(net::NetlinkSocket& sock, const net::LinkInfo& link, const Result& prev,
+                            size_t index) {
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, link.index));
+  for (const IpConfig& ip : prev.ips) {
+    if (ip.interface && *ip.interface != static_cast<int>(index)) continue;
     bool found = false;
-    for (const net::AddressInfo& a : *addrs) found = found || a.prefix == ip.address;
+    for (const net::AddressInfo& a : addrs) found = found || a.prefix == ip.address;
     if (!found) {
       return Failed(absl::StrCat("address ", ip.address.ToString(),
-                                 " is missing on container interface \"", args.ifname, "\""));
+                                 " is missing on container interface \"", link.name, "\""));
     }
   }
-  absl::StatusOr<std::vector<net::RouteSpec>> table = net::ListRoutes(*sock);
-  if (!table.ok()) return table.status();
-  for (const Route& r : (*prev)->routes) {
+  return absl::OkStatus();
+}
+
+// Every prevResult route is in the container (destination, and gateway when given).
+absl::Status CheckRoutes(net::NetlinkSocket& sock, const Result& prev) {
+  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
+  for (const Route& r : prev.routes) {
     bool found = false;
-    for (const net::RouteSpec& have : *table) {
+    for (const net::RouteSpec& have : table) {
       found = found || (have.dst.Network() == r.dst.Network() && net::HasPath(have, r.gw));
     }
     if (!found) {
@@ -259,20 +251,33 @@ absl::Status Check(const CmdArgs& args) {
   return absl::OkStatus();
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  if (config->ipam_type.empty()) return absl::OkStatus();
-  return DelegateGc(config->ipam_type, args);
+}  // namespace
+
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) return Invalid("required prevResult missing");
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  ASSIGN_OR_RETURN(size_t index, FindPrevInterface(*prev, args));
+
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::LinkInfo link, CheckLink(sock, prev->interfaces[index], config));
+  RETURN_IF_ERROR(CheckAddresses(sock, link, *prev, index));
+  return CheckRoutes(sock, *prev);
 }
 
-absl::Status Status(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  if (config->ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(config->ipam_type, args);
+absl::Status Gc(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateGc(config.ipam_type, args);
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
+absl::Status Status(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateStatus(config.ipam_type, args);
+}
+
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
 
 }  // namespace cni::macvlan

@@ -6,14 +6,16 @@
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::macvlan {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Del(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);
+absl::Status Gc(const CmdArgs& args, const Config& config);
+absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table: skel parses Config once, then calls the handler.
 PluginFuncs Funcs();
 
 // Result layout: interfaces[0] is the macvlan in the container.

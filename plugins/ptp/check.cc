@@ -15,6 +15,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/status_macros.h"
 #include "config.h"
 #include "ptp.h"
 
@@ -52,7 +53,7 @@ absl::StatusOr<net::LinkInfo> CheckVeth(net::NetlinkSocket& sock, const Interfac
   if (absl::IsNotFound(link.status())) {
     return Failed(absl::StrCat(where, " interface \"", want.name, "\" not found"));
   }
-  if (!link.ok()) return link.status();
+  RETURN_IF_ERROR(link);
   if (link->kind != "veth") {
     return Failed(absl::StrCat(where, " interface \"", want.name, "\" is of type \"", link->kind,
                                "\", not veth"));
@@ -66,9 +67,8 @@ absl::StatusOr<net::LinkInfo> CheckVeth(net::NetlinkSocket& sock, const Interfac
 
 absl::Status CheckAddress(net::NetlinkSocket& sock, const net::LinkInfo& link,
                           const net::IpPrefix& want, absl::string_view where) {
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs = net::ListAddresses(sock, link.index);
-  if (!addrs.ok()) return addrs.status();
-  for (const net::AddressInfo& a : *addrs) {
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, link.index));
+  for (const net::AddressInfo& a : addrs) {
     if (a.prefix == want) return absl::OkStatus();
   }
   return Failed(absl::StrCat("address ", want.ToString(), " is missing on ", where, " interface \"",
@@ -94,27 +94,22 @@ absl::Status CheckRoute(const std::vector<net::RouteSpec>& table, const net::Rou
 
 // Container: the veth, its addresses, ptp's routes and the IPAM routes.
 absl::Status CheckContainer(const net::Netns& ns, const Result& prev, int index) {
-  const Interface& want = prev.interfaces[index];
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(ns);
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<net::LinkInfo> link = CheckVeth(*sock, want, "container");
-  if (!link.ok()) return link.status();
-
-  absl::StatusOr<std::vector<net::RouteSpec>> table = net::ListRoutes(*sock);
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(ns));
+  ASSIGN_OR_RETURN(net::LinkInfo link, CheckVeth(sock, prev.interfaces[index], "container"));
+  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
   for (const IpConfig& ip : prev.ips) {
     if (ip.interface && *ip.interface != index) continue;
-    if (absl::Status st = CheckAddress(*sock, *link, ip.address, "container"); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckAddress(sock, link, ip.address, "container"));
     if (!ip.gateway) continue;  // not made by ptp's ADD; nothing more to expect
-    for (const net::RouteSpec& r : ContainerRoutes(ip, link->index)) {
-      if (absl::Status st = CheckRoute(*table, r, link->name, "container"); !st.ok()) return st;
+    for (const net::RouteSpec& r : ContainerRoutes(ip, link.index)) {
+      RETURN_IF_ERROR(CheckRoute(table, r, link.name, "container"));
     }
   }
   for (const Route& r : prev.routes) {
     net::RouteSpec want_route;
     want_route.dst = r.dst;
     want_route.gw = r.gw;
-    if (absl::Status st = CheckRoute(*table, want_route, "", "container"); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckRoute(table, want_route, "", "container"));
   }
   return absl::OkStatus();
 }
@@ -122,45 +117,35 @@ absl::Status CheckContainer(const net::Netns& ns, const Result& prev, int index)
 // Host: the veth, the gateway address on it and the host route to each
 // container address.
 absl::Status CheckHost(const Result& prev, int index) {
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<net::LinkInfo> link = CheckVeth(*sock, prev.interfaces[index], "host");
-  if (!link.ok()) return link.status();
-  absl::StatusOr<std::vector<net::RouteSpec>> table = net::ListRoutes(*sock);
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::Open());
+  ASSIGN_OR_RETURN(net::LinkInfo link, CheckVeth(sock, prev.interfaces[index], "host"));
+  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
   for (const IpConfig& ip : prev.ips) {
     if (!ip.gateway) continue;
-    if (absl::Status st = CheckAddress(*sock, *link, HostGatewayAddress(ip), "host"); !st.ok()) {
-      return st;
-    }
-    absl::Status st = CheckRoute(*table, HostRoute(ip, link->index), link->name, "host");
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(CheckAddress(sock, link, HostGatewayAddress(ip), "host"));
+    RETURN_IF_ERROR(CheckRoute(table, HostRoute(ip, link.index), link.name, "host"));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
-  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
-  if (!prev.ok()) return prev.status();
-  if (!*prev) return Error(ErrorCode::kInvalidNetworkConfig, "ptp: required prevResult missing");
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) return Error(ErrorCode::kInvalidNetworkConfig, "ptp: required prevResult missing");
 
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  if (absl::Status st = DelegateCheck(config->ipam_type, args); !st.ok()) return st;
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
 
-  std::optional<int> cindex = FindInterface(**prev, args.ifname, args.netns);
+  std::optional<int> cindex = FindInterface(*prev, args.ifname, args.netns);
   if (!cindex) {
     return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
                                args.netns, "\""));
   }
-  if (absl::Status st = CheckContainer(*container, **prev, *cindex); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckContainer(container, *prev, *cindex));
   // A prevResult without the host end (trimmed by a runtime) checks the container only.
-  if (std::optional<int> hindex = FindHostInterface(**prev)) return CheckHost(**prev, *hindex);
+  if (std::optional<int> hindex = FindHostInterface(*prev)) return CheckHost(*prev, *hindex);
   return absl::OkStatus();
 }
 

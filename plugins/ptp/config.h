@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::ptp {
@@ -19,12 +20,12 @@ struct Config {
   // The config's own "dns", only when it sets at least one field: upstream
   // lets it replace the IPAM plugin's DNS then, and keeps IPAM's otherwise.
   std::optional<Dns> dns;
-};
 
-// Parses and validates the ptp keys of `conf`. Wrong types are code 6,
-// invalid values (MTU out of range, unknown backend, no ipam type) code 7.
-// Does not judge ipMasq; see RequireSupported.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf);
+  // Parses and validates the ptp keys of `args.conf`. Wrong types are code 6,
+  // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
+  // Does not judge ipMasq; see RequireSupported.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
 
 // What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
 // ipMasqBackend (cni/fw). DEL does not call this, so a container set up by

@@ -8,11 +8,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/invoke.h"
+#include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
@@ -20,6 +20,7 @@
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 #include "config.h"
 
@@ -58,12 +59,11 @@ net::IpPrefix HostGatewayAddress(const IpConfig& ip) { return net::IpPrefix::Hos
 namespace {
 
 // ptp routes everything through the gateway, so every address needs one, of
-// its own family. Checked right after IPAM ADD (and rolled back on failure).
-absl::Status ValidateIpamResult(const Result& ipam) {
-  if (ipam.ips.empty()) {
-    return Error(ErrorCode::kInvalidNetworkConfig, "ptp: IPAM plugin returned missing IP config");
-  }
-  for (const IpConfig& ip : ipam.ips) {
+// its own family. Checked right after IPAM ADD, before the host-wide
+// forwarding sysctls are written (the lease is released on failure).
+absl::Status ValidateIpamResult(const IpamLease& lease, const NetConf& conf) {
+  RETURN_IF_ERROR(lease.RequireAddresses(), "ptp");
+  for (const IpConfig& ip : lease.result().ips) {
     if (!ip.gateway) {
       return Error(ErrorCode::kInvalidNetworkConfig,
                    absl::StrCat("ptp: IPAM address ", ip.address.ToString(),
@@ -75,7 +75,21 @@ absl::Status ValidateIpamResult(const Result& ipam) {
                                 ip.gateway->ToString(), " of the other IP family"));
     }
   }
+  // The addresses of the result are IPAM's, so whether it can be printed at
+  // the config's version (0.1.0/0.2.0 hold one address per family) is known
+  // now; IpamLease::Commit checks again at the end, too late for ip_forward.
+  RETURN_IF_ERROR(CheckPrintableAt(lease.result(), conf), "ptp: IPAM result");
   return absl::OkStatus();
+}
+
+// CNI_IFNAME must be free in the container. SetupVeth finds out too, but only
+// after IPAM and the host-wide forwarding sysctls: "lo", say, would have
+// enabled ip_forward on the host for an ADD bound to fail. Same message as
+// SetupVeth's.
+absl::Status RequireFreeIfname(net::NetlinkSocket& csock, absl::string_view ifname) {
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
+  if (!taken) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat("container veth name \"", ifname, "\" already exists"));
 }
 
 // Writes "1" unless it is already there: writing ip_forward resets several
@@ -91,13 +105,23 @@ absl::Status EnsureSysctlOn(absl::string_view key) {
 absl::Status EnableForwarding(const Result& ipam) {
   bool v4 = false, v6 = false;
   for (const IpConfig& ip : ipam.ips) (ip.address.is_v4() ? v4 : v6) = true;
-  if (v4) {
-    if (absl::Status st = EnsureSysctlOn("net/ipv4/ip_forward"); !st.ok()) return st;
-  }
-  if (v6) {
-    if (absl::Status st = EnsureSysctlOn("net/ipv6/conf/all/forwarding"); !st.ok()) return st;
-  }
+  if (v4) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv4/ip_forward"));
+  if (v6) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv6/conf/all/forwarding"));
   return absl::OkStatus();
+}
+
+// What ADD returns: both ends of the pair, IPAM's addresses (on the container
+// end) and routes, and the config's dns when it sets something.
+Result BuildResult(const CmdArgs& args, const Config& config, const net::VethPair& pair,
+                   const Result& ipam) {
+  Result result;
+  result.cni_version = args.conf.cni_version;
+  result.interfaces = {pair.host, pair.container};
+  result.ips = ipam.ips;
+  for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
+  result.routes = ipam.routes;
+  result.dns = config.dns ? *config.dns : ipam.dns;
+  return result;
 }
 
 // Container side, after ConfigureInterface has added the addresses, brought
@@ -139,6 +163,18 @@ absl::Status ConfigureHost(net::NetlinkSocket& sock, int host_ifindex, const Res
   return absl::OkStatus();
 }
 
+// Masquerades the container's addresses (ipMasq). A failure removes what was
+// installed: one family may be in already.
+absl::Status SetupMasquerade(const CmdArgs& args, const Config& config, const Result& result) {
+  ASSIGN_OR_RETURN(fw::Backend backend, fw::SelectBackend(config.ip_masq_backend));
+  std::vector<net::IpPrefix> addrs;
+  for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
+  fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
+  absl::Status st = fw::SetupIpMasq(backend, addrs, target);
+  if (!st.ok()) (void)fw::TeardownIpMasq(target);
+  return Annotate(st, "ptp");
+}
+
 // Deletes the container end of the pair (the host end goes with it). Runs as
 // an ADD rollback, so it opens its own socket and ignores failures.
 void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) {
@@ -146,100 +182,55 @@ void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) 
   if (sock.ok()) (void)net::DeleteLinkByNameIfExists(*sock, ifname);
 }
 
-
-
 }  // namespace
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
+  // Both namespaces are opened, and CNI_IFNAME checked, before IPAM: a bad
+  // CNI_NETNS or CNI_IFNAME must not cost an address or touch a sysctl, and
+  // nothing below has to undo a failed open.
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  RETURN_IF_ERROR(RequireFreeIfname(csock, args.ifname));
 
-  // Both namespaces are opened before IPAM: a bad CNI_NETNS must not cost an
-  // address, and nothing below has to undo a failed open.
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  absl::StatusOr<net::Netns> host = net::Netns::Current();
-  if (!host.ok()) return host.status();
+  // Every return before lease.Commit releases the address again.
+  ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
+  RETURN_IF_ERROR(ValidateIpamResult(lease, args.conf));
+  RETURN_IF_ERROR(EnableForwarding(lease.result()), "ptp: enabling IP forwarding");
 
-  absl::StatusOr<Result> ipam = DelegateAdd(config->ipam_type, args);
-  if (!ipam.ok()) return ipam.status();
-  // Every failure from here on releases the address again.
-  absl::Cleanup release_ipam = [&] { (void)DelegateDel(config->ipam_type, args); };
-  if (absl::Status st = ValidateIpamResult(*ipam); !st.ok()) return st;
-  // skel prints the result at the config's version only after we return; a
-  // result that cannot be printed there (0.1.0/0.2.0 hold one address per
-  // family) must fail now, while the rollback still runs.
-  if (absl::Status st = CheckPrintableAt(*ipam, args.conf); !st.ok()) {
-    return Annotate(st, "ptp: IPAM result");
-  }
-  if (absl::Status st = EnableForwarding(*ipam); !st.ok()) {
-    return Annotate(st, "ptp: enabling IP forwarding");
-  }
+  ASSIGN_OR_RETURN(net::VethPair pair,
+                   net::SetupVeth(container, args.ifname, config.mtu, std::nullopt, host));
+  // Declared after the lease, so it runs first: link, then address.
+  absl::Cleanup remove_link = [&] { RemoveContainerLink(container, args.ifname); };
 
-  absl::StatusOr<net::VethPair> pair =
-      net::SetupVeth(*container, args.ifname, config->mtu, std::nullopt, *host);
-  if (!pair.ok()) return pair.status();
-  // Declared after release_ipam, so it runs first: link, then address.
-  absl::Cleanup remove_link = [&] { RemoveContainerLink(*container, args.ifname); };
+  Result result = BuildResult(args, config, pair, lease.result());
+  RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result));
+  RETURN_IF_ERROR(ConfigureContainerRoutes(csock, pair.container_index, result),
+                  "ptp: routes of \"", args.ifname, "\"");
+  ASSIGN_OR_RETURN(net::NetlinkSocket hsock, net::NetlinkSocket::Open());
+  RETURN_IF_ERROR(ConfigureHost(hsock, pair.host_index, result),
+                  "ptp: host side of \"", pair.host.name, "\"");
+  if (config.ip_masq) RETURN_IF_ERROR(SetupMasquerade(args, config, result));
 
-  Result result;
-  result.cni_version = args.conf.cni_version;
-  result.interfaces = {pair->host, pair->container};
-  result.ips = ipam->ips;
-  for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-  result.routes = ipam->routes;
-  // The plugin's own dns replaces IPAM's only when it sets something.
-  result.dns = config->dns ? *config->dns : ipam->dns;
-
-  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
-  if (!csock.ok()) return csock.status();
-  if (absl::Status st = net::ConfigureInterface(*csock, args.ifname, result); !st.ok()) return st;
-  if (absl::Status st = ConfigureContainerRoutes(*csock, pair->container_index, result); !st.ok()) {
-    return Annotate(st, absl::StrCat("ptp: routes of \"", args.ifname, "\""));
-  }
-
-  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
-  if (!hsock.ok()) return hsock.status();
-  if (absl::Status st = ConfigureHost(*hsock, pair->host_index, result); !st.ok()) {
-    return Annotate(st, absl::StrCat("ptp: host side of \"", pair->host.name, "\""));
-  }
-
-  if (config->ip_masq) {
-    absl::StatusOr<fw::Backend> backend = fw::SelectBackend(config->ip_masq_backend);
-    if (!backend.ok()) return backend.status();
-    std::vector<net::IpPrefix> addrs;
-    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
-    fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
-    if (absl::Status st = fw::SetupIpMasq(*backend, addrs, target); !st.ok()) {
-      (void)fw::TeardownIpMasq(target);  // one family may be in already
-      return Annotate(st, "ptp");
-    }
-  }
-
+  RETURN_IF_ERROR(lease.Commit(result), "ptp");
   std::move(remove_link).Cancel();
-  std::move(release_ipam).Cancel();
   return result;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  // Masquerade rules of either backend (ours or upstream's) go too.
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-
+absl::Status Del(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
   // IPAM first and unconditionally: the address must be released even when
   // the namespace is already gone (or CNI_NETNS is empty).
-  if (absl::Status st = DelegateDel(config->ipam_type, args); !st.ok()) {
+  if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
     failures.push_back(Annotate(st, "ptp: releasing the IPAM address"));
   }
-
-  if (config->ip_masq) {
+  // Masquerade rules of either backend (ours or upstream's) go too.
+  if (config.ip_masq) {
     if (absl::Status st = fw::TeardownIpMasq({args.conf.name, args.ifname, args.container_id}); !st.ok()) {
       failures.push_back(Annotate(st, "ptp"));
     }
   }
-
   if (!args.netns.empty()) {
     // Deleting the container end deletes the host end, its gateway address
     // and the host route too; a namespace that is gone took the pair with it.
@@ -248,26 +239,24 @@ absl::Status Del(const CmdArgs& args) {
   return JoinErrors(failures);
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
+absl::Status Gc(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
-  if (config->ip_masq) {
+  if (config.ip_masq) {
     if (absl::Status st = fw::GcIpMasq(args.conf.name, args.conf.valid_attachments); !st.ok()) {
       failures.push_back(Annotate(st, "ptp"));
     }
   }
-  if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
+  if (absl::Status st = DelegateGc(config.ipam_type, args); !st.ok()) failures.push_back(st);
   return JoinErrors(failures);
 }
 
-absl::Status Status(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
-  return DelegateStatus(config->ipam_type, args);
+absl::Status Status(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
+  return DelegateStatus(config.ipam_type, args);
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
 
 }  // namespace cni::ptp

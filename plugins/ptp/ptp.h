@@ -12,14 +12,16 @@
 #include "cni/net/route.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::ptp {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);  // check.cc
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Del(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);  // check.cc
+absl::Status Gc(const CmdArgs& args, const Config& config);
+absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table: skel parses Config once, then calls the handler.
 PluginFuncs Funcs();
 
 // Result layout: interfaces[kHostIndex] is the host veth,

@@ -236,6 +236,27 @@ TEST_CASE("ptp: ipMasq with an unknown backend is refused before anything happen
   TearDown(fx, {c1});
 }
 
+TEST_CASE("ptp: a CNI_IFNAME that exists in the container is refused before any change",
+          "[netns][ptp]") {
+  // "lo" is in every namespace: ADD must fail before IPAM and before the
+  // host-wide ip_forward, which starts at 0 in the private host namespace.
+  NetnsFixture fx;
+  TempDir data;
+  std::string c1 = fx.AddNetns("c1");
+  auto ip_forward = [&] { return MustExec(fx, "", {"cat", "/proc/sys/net/ipv4/ip_forward"}); };
+  REQUIRE(ip_forward() == "0\n");
+  RunResult add = Call("ADD", PtpConf("1.0.0", HostLocalIpam(data, {"10.88.0.0/24"})), c1, "ctr1",
+                       {.ifname = "lo"});
+  INFO(add.out << add.err);
+  CHECK(add.exit_code != 0);
+  CHECK(ErrorMessage(add) == "container veth name \"lo\" already exists");
+  CHECK(ip_forward() == "0\n");
+  CHECK(std::filesystem::is_empty(data.path()));  // IPAM was never called
+  CHECK(fx.Links() == kOnlyLo);
+  CHECK(fx.Links(c1) == kOnlyLo);
+  TearDown(fx, {c1});
+}
+
 TEST_CASE("ptp: a failed ADD rolls back", "[netns][ptp]") {
   NetnsFixture fx;
   TempDir data;

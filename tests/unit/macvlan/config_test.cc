@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "cni/error.h"
 #include "cni/net/macvlan.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
 
@@ -19,7 +20,10 @@ absl::StatusOr<Config> Parse(const std::string& extra, const std::string& cni_ar
   text += "}";
   absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
   REQUIRE(conf.ok());
-  return cni::macvlan::ParseConfig(*conf, cni_args);
+  cni::CmdArgs args;
+  args.conf = *conf;
+  args.args = cni_args;
+  return Config::Parse(args);
 }
 
 }  // namespace

@@ -5,13 +5,13 @@
 
 #include "absl/strings/match.h"
 #include "cni/error.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
 
 namespace {
 
 using cni::ptp::Config;
-using cni::ptp::ParseConfig;
 
 absl::StatusOr<Config> Parse(const std::string& extra, const std::string& ipam = R"({"type":"static"})") {
   std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"ptp")";
@@ -20,7 +20,9 @@ absl::StatusOr<Config> Parse(const std::string& extra, const std::string& ipam =
   text += "}";
   absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
   REQUIRE(conf.ok());
-  return ParseConfig(*conf);
+  cni::CmdArgs args;
+  args.conf = *conf;
+  return Config::Parse(args);
 }
 
 int Code(const absl::StatusOr<Config>& c) { return cni::CodeOf(c.status()); }
