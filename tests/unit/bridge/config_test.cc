@@ -21,7 +21,11 @@ absl::StatusOr<Config> Parse(const std::string& extra, const std::string& cni_ar
   text += "}";
   absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
   REQUIRE(conf.ok());
-  return cni::bridge::ParseConfig(*conf, cni_args);
+  cni::CmdArgs args;
+  args.command = "ADD";
+  args.args = cni_args;
+  args.conf = *std::move(conf);
+  return Config::Parse(args);
 }
 
 int Code(const absl::StatusOr<Config>& c) { return cni::CodeOf(c.status()); }
