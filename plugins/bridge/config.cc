@@ -129,6 +129,15 @@ absl::StatusOr<std::optional<net::MacAddress>> ParseMac(const CmdArgs& args) {
   return mac;
 }
 
+// The kernel refuses these for a veth (EADDRNOTAVAIL), but only when the veth
+// is created: after the bridge, so they are judged before anything is made.
+absl::Status RequireUnicastMac(const net::MacAddress& mac) {
+  const std::string quoted = absl::StrCat("container MAC \"", mac.ToString(), "\"");
+  if ((mac.bytes()[0] & 0x01) != 0) return Invalid(absl::StrCat(quoted, " is a multicast address"));
+  if (mac == net::MacAddress()) return Invalid(absl::StrCat(quoted, " is the all-zero address"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
@@ -142,6 +151,7 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
 }
 
 absl::Status RequireSupported(const Config& config) {
+  if (config.mac) RETURN_IF_ERROR(RequireUnicastMac(*config.mac));
   if (!config.ip_masq) return absl::OkStatus();
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "bridge: ipMasqBackend");
 }

@@ -50,9 +50,10 @@ struct Config {
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
 };
 
-// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
+// What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
+// accepts for a veth (unicast, not all zeros), and with ipMasq a usable
 // ipMasqBackend (cni/fw). DEL does not call this, so a container that
-// upstream's bridge set up can always be torn down.
+// upstream's bridge set up (or an ADD that failed) can always be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::bridge
