@@ -4,18 +4,19 @@
 #include <linux/if_bridge.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/fw/spoofcheck.h"
 #include "cni/invoke.h"
+#include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
 #include "cni/net/ipam_apply.h"
@@ -24,6 +25,7 @@
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace cni::bridge {
@@ -71,8 +73,6 @@ namespace {
 
 std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
-
-
 // Writes "1" unless already there: writing ip_forward resets per-interface
 // settings in the kernel, so an unneeded write is not harmless.
 absl::Status EnsureSysctlOn(absl::string_view key) {
@@ -85,30 +85,25 @@ absl::Status EnsureSysctlOn(absl::string_view key) {
 absl::Status ConnectPort(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
                          const net::LinkInfo& port, bool hairpin, bool isolated,
                          const VlanPlan& vlans) {
-  if (absl::Status st = net::SetLinkMaster(sock, port, bridge.index); !st.ok()) {
-    return Annotate(st, absl::StrCat("connecting ", Quoted(port.name), " to bridge ",
-                                     Quoted(bridge.name)));
-  }
-  net::BridgePortFlags flags;
+  RETURN_IF_ERROR(net::SetLinkMaster(sock, port, bridge.index), "connecting ", Quoted(port.name),
+                  " to bridge ", Quoted(bridge.name));
+  net::BridgePortFlags flags;  // unset flags are left as the kernel made them
   if (hairpin) flags.hairpin = true;
   if (isolated) flags.isolated = true;
-  if (absl::Status st = net::SetBridgePortFlags(sock, port, flags); !st.ok()) return st;
+  RETURN_IF_ERROR(net::SetBridgePortFlags(sock, port, flags));
   if (vlans.remove_default) {
     // The kernel gave the new port the bridge's default_pvid (VLAN 1).
-    absl::StatusOr<net::BridgePortInfo> info = net::GetBridgePort(sock, port.index);
-    if (!info.ok()) return info.status();
-    for (const net::BridgeVlan& v : info->vlans) {
+    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePort(sock, port.index));
+    for (const net::BridgeVlan& v : info.vlans) {
       absl::Status st = net::BridgeVlanDel(sock, port, v.vid);
       if (!st.ok() && !absl::IsNotFound(st)) return st;
     }
   }
   for (int vid : vlans.untagged_pvid) {
-    net::BridgeVlan v{static_cast<uint16_t>(vid), true, true};
-    if (absl::Status st = net::BridgeVlanAdd(sock, port, v); !st.ok()) return st;
+    RETURN_IF_ERROR(net::BridgeVlanAdd(sock, port, {static_cast<uint16_t>(vid), true, true}));
   }
   for (int vid : vlans.tagged) {
-    net::BridgeVlan v{static_cast<uint16_t>(vid), false, false};
-    if (absl::Status st = net::BridgeVlanAdd(sock, port, v); !st.ok()) return st;
+    RETURN_IF_ERROR(net::BridgeVlanAdd(sock, port, {static_cast<uint16_t>(vid), false, false}));
   }
   return absl::OkStatus();
 }
@@ -124,16 +119,15 @@ absl::StatusOr<net::LinkInfo> EnsureVlanGateway(net::NetlinkSocket& sock, const 
   absl::StatusOr<net::VethPair> pair = net::SetupVeth(host, name, bridge.mtu, std::nullopt, host);
   // A concurrent ADD made it first: use theirs.
   if (absl::IsAlreadyExists(pair.status())) return net::LinkByName(sock, name);
-  if (!pair.ok()) return Annotate(pair.status(), absl::StrCat("creating VLAN gateway ", Quoted(name)));
-  absl::StatusOr<net::LinkInfo> port = net::LinkByIndex(sock, pair->host_index);
-  if (!port.ok()) return port.status();
+  RETURN_IF_ERROR(pair, "creating VLAN gateway ", Quoted(name));
+  // Half made, it would be found and used by the next ADD: remove it.
+  absl::Cleanup remove = [&] { (void)net::DeleteLinkByNameIfExists(sock, name); };
+  ASSIGN_OR_RETURN(net::LinkInfo port, net::LinkByIndex(sock, pair->host_index));
   VlanPlan plan;
   plan.remove_default = !config.preserve_default_vlan;
   plan.untagged_pvid.push_back(config.vlan);
-  if (absl::Status st = ConnectPort(sock, bridge, *port, false, false, plan); !st.ok()) {
-    (void)net::DeleteLinkByNameIfExists(sock, name);
-    return st;
-  }
+  RETURN_IF_ERROR(ConnectPort(sock, bridge, port, false, false, plan));
+  std::move(remove).Cancel();
   return net::LinkByName(sock, name);
 }
 
@@ -142,10 +136,9 @@ absl::StatusOr<net::LinkInfo> EnsureVlanGateway(net::NetlinkSocket& sock, const 
 // one, is replaced with forceAddress and an error without.
 absl::Status EnsureGatewayAddress(net::NetlinkSocket& sock, const net::LinkInfo& link,
                                   const net::IpPrefix& want, bool force) {
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs =
-      net::ListAddresses(sock, link.index, want.family());
-  if (!addrs.ok()) return addrs.status();
-  for (const net::AddressInfo& a : *addrs) {
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs,
+                   net::ListAddresses(sock, link.index, want.family()));
+  for (const net::AddressInfo& a : addrs) {
     if (a.prefix == want) return absl::OkStatus();
     if (want.is_v4() || a.prefix.Contains(want.addr()) || want.Contains(a.prefix.addr())) {
       if (!force) {
@@ -178,9 +171,8 @@ absl::Status WaitForwarding(net::NetlinkSocket& sock, const net::LinkInfo& port)
   const int sleeps_ms[] = {0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 1000};
   for (int ms : sleeps_ms) {
     if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    absl::StatusOr<net::BridgePortInfo> info = net::GetBridgePort(sock, port.index);
-    if (!info.ok()) return info.status();
-    state = info->state;
+    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePort(sock, port.index));
+    state = info.state;
     if (state == BR_STATE_FORWARDING) return absl::OkStatus();
   }
   if (state == BR_STATE_LISTENING || state == BR_STATE_LEARNING) return absl::OkStatus();
@@ -206,219 +198,256 @@ void ContainerSysctls(const net::Netns& ns, absl::string_view ifname, bool enabl
   });
 }
 
-void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) {
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(container);
-  if (sock.ok()) (void)net::DeleteLinkByNameIfExists(*sock, ifname);
+// The two namespaces ADD works in, each with its netlink socket.
+struct Namespaces {
+  net::Netns container;
+  net::Netns host;
+  net::NetlinkSocket container_sock;
+  net::NetlinkSocket host_sock;
+};
+
+// Opens them all before anything changes, so none of these failures leaves
+// a bridge behind.
+absl::StatusOr<Namespaces> OpenNamespaces(const CmdArgs& args) {
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
+  ASSIGN_OR_RETURN(net::NetlinkSocket container_sock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::NetlinkSocket host_sock, net::NetlinkSocket::OpenIn(host));
+  return Namespaces{std::move(container), std::move(host), std::move(container_sock),
+                    std::move(host_sock)};
+}
+
+// The bridge with the config's settings, created on first use. It is shared
+// by every container on it and kept: never rolled back.
+absl::StatusOr<net::LinkInfo> EnsureConfiguredBridge(net::NetlinkSocket& sock, const Config& config) {
+  net::BridgeSpec spec;
+  spec.name = config.bridge;
+  spec.mtu = config.mtu;
+  spec.vlan_filtering = config.vlan_filtering();
+  spec.promisc = config.promisc;
+  ASSIGN_OR_RETURN(net::LinkInfo br, net::EnsureBridge(sock, spec), "bridge: bridge ", Quoted(config.bridge));
+  // We own the routes of this interface.
+  (void)net::WriteSysctlHere(absl::StrCat("net/ipv6/conf/", config.bridge, "/accept_ra"), "0");
+  return br;
+}
+
+// The host end of the veth pair as a port of the bridge, with the config's
+// port flags and VLANs.
+absl::StatusOr<net::LinkInfo> ConnectHostVeth(net::NetlinkSocket& sock, const net::LinkInfo& br,
+                                              int host_index, const Config& config) {
+  ASSIGN_OR_RETURN(net::LinkInfo host_veth, net::LinkByIndex(sock, host_index));
+  RETURN_IF_ERROR(ConnectPort(sock, br, host_veth, config.hairpin, config.port_isolation,
+                              PlanVlans(config)),
+                  "bridge");
+  return host_veth;
+}
+
+// Layer 3 in the container: IPAM's addresses, routes and DNS into `result`,
+// with the gateways the config asks for (ApplyGateways), then onto the
+// container interface. Returns the gateway addresses for the bridge.
+absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const CmdArgs& args,
+                                                                      const Config& config,
+                                                                      Namespaces& ns,
+                                                                      const Result& ipam,
+                                                                      Result& result) {
+  result.ips = ipam.ips;
+  result.routes = ipam.routes;
+  result.dns = ipam.dns;
+  std::vector<net::IpPrefix> gateways = ApplyGateways(config, result);
+  // skel prints at the config's version only after we return, and the
+  // gateway addresses go onto the bridge for good: a result that cannot be
+  // printed there must fail now (IpamLease::Commit checks the final one too).
+  RETURN_IF_ERROR(CheckPrintableAt(result, args.conf), "bridge: IPAM result");
+  ContainerSysctls(ns.container, args.ifname, config.enable_dad);
+  net::ConfigureOptions opts;
+  opts.enable_dad = config.enable_dad;
+  RETURN_IF_ERROR(net::ConfigureInterface(ns.container_sock, args.ifname, result, opts), "bridge");
+  return gateways;
+}
+
+// Where the gateway addresses go: the bridge, or with a VLAN its
+// "<bridge>.<vlan>" link, which then joins the result's interfaces.
+absl::StatusOr<net::LinkInfo> GatewayLink(Namespaces& ns, const net::LinkInfo& br,
+                                          const Config& config, Result& result) {
+  if (config.vlan == 0) return br;
+  ASSIGN_OR_RETURN(net::LinkInfo vlan_link, EnsureVlanGateway(ns.host_sock, ns.host, br, config),
+                   "bridge");
+  result.interfaces.push_back(Interface{vlan_link.name, vlan_link.mac.ToString()});
+  return vlan_link;
+}
+
+// Forwarding on for the families of the gateways.
+absl::Status EnableForwarding(const std::vector<net::IpPrefix>& gateways) {
+  bool v4 = false, v6 = false;
+  for (const net::IpPrefix& gw : gateways) (gw.is_v4() ? v4 : v6) = true;
+  if (v4) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv4/ip_forward"));
+  if (v6) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv6/conf/all/forwarding"));
+  return absl::OkStatus();
+}
+
+// The gateway addresses in the host, the bridge's MAC pinned, forwarding on.
+// Returns true when it pinned the bridge's MAC (then already in `result`).
+absl::StatusOr<bool> SetUpGateways(Namespaces& ns, const net::LinkInfo& br, const Config& config,
+                                   const std::vector<net::IpPrefix>& gateways, Result& result) {
+  if (gateways.empty()) return false;
+  ASSIGN_OR_RETURN(net::LinkInfo gw_link, GatewayLink(ns, br, config, result));
+  for (const net::IpPrefix& gw : gateways) {
+    RETURN_IF_ERROR(EnsureGatewayAddress(ns.host_sock, gw_link, gw, config.force_address),
+                    "bridge: gateway address on ", Quoted(gw_link.name));
+  }
+  // Pin the bridge's MAC to the one it had before this container's port
+  // joined, as upstream does: a bridge someone else made without setting
+  // its MAC otherwise follows the lowest port MAC and changes as
+  // containers come and go. (A bridge we create has its own from birth.)
+  // The kernel refuses a zero MAC, which a portless bridge may report.
+  bool pinned = false;
+  if (config.vlan == 0 && br.mac != net::MacAddress()) {
+    RETURN_IF_ERROR(net::SetLinkMac(ns.host_sock, br, br.mac), "bridge");
+    result.interfaces[kBridgeIndex].mac = br.mac.ToString();
+    pinned = true;
+  }
+  RETURN_IF_ERROR(EnableForwarding(gateways));
+  return pinned;
+}
+
+// The port made ready: with disableContainerInterface the container end is
+// left down on purpose (e.g. a VM attaches to it), and a port that cannot
+// forward then has nothing to wait for; otherwise wait until it forwards.
+absl::Status ReadyPort(const CmdArgs& args, const Config& config, Namespaces& ns,
+                       const net::LinkInfo& host_veth) {
+  if (!config.disable_container_interface) return WaitForwarding(ns.host_sock, host_veth);
+  ASSIGN_OR_RETURN(net::LinkInfo cont, net::LinkByName(ns.container_sock, args.ifname));
+  return net::SetLinkDown(ns.container_sock, cont);
+}
+
+// An unpinned bridge's MAC follows its lowest port MAC, so it may have changed
+// as ports joined (a bridge made without ports gets its first one then):
+// report what the kernel has now. Best effort: the ADD has succeeded.
+void RefreshBridgeMac(net::NetlinkSocket& sock, const net::LinkInfo& br, Result& result) {
+  if (absl::StatusOr<net::LinkInfo> fresh = net::LinkByIndex(sock, br.index); fresh.ok()) {
+    result.interfaces[kBridgeIndex].mac = fresh->mac.ToString();
+  }
+}
+
+// The names the packet-filter rules of one attachment go by (upstream's).
+std::string SpoofCheckId(const CmdArgs& args) { return absl::StrCat(args.container_id, "-", args.ifname); }
+fw::MasqTarget MasqTargetOf(const CmdArgs& args) {
+  return {args.conf.name, args.ifname, args.container_id};
+}
+
+// The spoof check and masquerade rules the config asks for, last, when
+// everything they name exists.
+absl::Status SetUpPacketFilters(const CmdArgs& args, const Config& config,
+                                const net::LinkInfo& host_veth, const Result& result) {
+  if (config.macspoofchk) {
+    RETURN_IF_ERROR(fw::SetupSpoofCheck(host_veth.name, result.interfaces[kContainerIndex].mac,
+                                        SpoofCheckId(args)),
+                    "bridge");
+  }
+  if (config.ip_masq && !result.ips.empty()) {
+    ASSIGN_OR_RETURN(fw::Backend backend, fw::SelectBackend(config.ip_masq_backend));
+    std::vector<net::IpPrefix> addrs;
+    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
+    RETURN_IF_ERROR(fw::SetupIpMasq(backend, addrs, MasqTargetOf(args)), "bridge");
+  }
+  return absl::OkStatus();
+}
+
+// DEL and GC go on past a failure and report them all: `st` joins
+// `failures` if it failed, with `context` in front when given.
+void KeepFailure(std::vector<absl::Status>& failures, const absl::Status& st,
+                 absl::string_view context = {}) {
+  if (st.ok()) return;
+  failures.push_back(context.empty() ? st : Annotate(st, context));
+}
+
+// Removes the attachment's packet-filter rules (ours or upstream's); what
+// fails joins `failures` (DEL reports it, a failing ADD's rollback does not).
+void TeardownPacketFilters(const CmdArgs& args, const Config& config,
+                           std::vector<absl::Status>& failures) {
+  if (config.macspoofchk) KeepFailure(failures, fw::TeardownSpoofCheck(SpoofCheckId(args)), "bridge");
+  if (config.ip_masq) KeepFailure(failures, fw::TeardownIpMasq(MasqTargetOf(args)), "bridge");
 }
 
 }  // namespace
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
-
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // Everything that can be refused without side effects, first.
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  absl::StatusOr<net::Netns> host = net::Netns::Current();
-  if (!host.ok()) return host.status();
-  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::OpenIn(*host);
-  if (!hsock.ok()) return hsock.status();
+  RETURN_IF_ERROR(RequireSupported(config));
+  ASSIGN_OR_RETURN(Namespaces ns, OpenNamespaces(args));
 
-  // The bridge is shared and kept: it is not rolled back.
-  net::BridgeSpec spec;
-  spec.name = config->bridge;
-  spec.mtu = config->mtu;
-  spec.vlan_filtering = config->vlan_filtering();
-  spec.promisc = config->promisc;
-  absl::StatusOr<net::LinkInfo> br = net::EnsureBridge(*hsock, spec);
-  if (!br.ok()) return Annotate(br.status(), absl::StrCat("bridge: bridge ", Quoted(config->bridge)));
-  // We own the routes of this interface.
-  (void)net::WriteSysctlHere(absl::StrCat("net/ipv6/conf/", config->bridge, "/accept_ra"), "0");
-
-  absl::StatusOr<net::VethPair> pair =
-      net::SetupVeth(*container, args.ifname, config->mtu, config->mac, *host);
-  if (!pair.ok()) return Annotate(pair.status(), "bridge");
-  absl::Cleanup remove_link = [&] { RemoveContainerLink(*container, args.ifname); };
-
-  absl::StatusOr<net::LinkInfo> host_veth = net::LinkByIndex(*hsock, pair->host_index);
-  if (!host_veth.ok()) return host_veth.status();
-  if (absl::Status st = ConnectPort(*hsock, *br, *host_veth, config->hairpin,
-                                    config->port_isolation, PlanVlans(*config));
-      !st.ok()) {
-    return Annotate(st, "bridge");
-  }
+  ASSIGN_OR_RETURN(net::LinkInfo br, EnsureConfiguredBridge(ns.host_sock, config));
+  ASSIGN_OR_RETURN(net::VethPair pair,
+                   net::SetupVeth(ns.container, args.ifname, config.mtu, config.mac, ns.host),
+                   "bridge");
+  absl::Cleanup remove_veth = [&] {
+    (void)net::DeleteLinkByNameIfExists(ns.container_sock, args.ifname);
+  };
+  ASSIGN_OR_RETURN(net::LinkInfo host_veth, ConnectHostVeth(ns.host_sock, br, pair.host_index, config));
 
   Result result;
   result.cni_version = args.conf.cni_version;
-  result.interfaces = {Interface{br->name, br->mac.ToString()}, pair->host, pair->container};
+  result.interfaces = {Interface{br.name, br.mac.ToString()}, pair.host, pair.container};
 
-  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
-  if (!csock.ok()) return csock.status();
+  // IPAM only now that the container interface exists: the dhcp plugin asks
+  // for its lease through it. The lease is released unless the ADD succeeds.
+  std::optional<IpamLease> lease;
+  bool bridge_mac_pinned = false;
+  if (!config.ipam_type.empty()) {
+    ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, config.ipam_type));
+    lease.emplace(std::move(acquired));
+    RETURN_IF_ERROR(lease->RequireAddresses(), "bridge");
+    ASSIGN_OR_RETURN(std::vector<net::IpPrefix> gateways,
+                     ConfigureContainerAddresses(args, config, ns, lease->result(), result));
+    ASSIGN_OR_RETURN(bridge_mac_pinned, SetUpGateways(ns, br, config, gateways, result));
+  }
 
-  std::optional<Result> ipam;
-  absl::Cleanup release_ipam = [&] {
-    if (ipam) (void)DelegateDel(config->ipam_type, args);
+  RETURN_IF_ERROR(ReadyPort(args, config, ns, host_veth));
+  // A pinned MAC cannot have changed since; an unpinned one may have.
+  if (!bridge_mac_pinned) RefreshBridgeMac(ns.host_sock, br, result);
+  if (config.dns) result.dns = *config.dns;
+
+  absl::Cleanup remove_packet_filters = [&] {
+    std::vector<absl::Status> ignored;  // the ADD's own error is the one to report
+    TeardownPacketFilters(args, config, ignored);
   };
-  if (!config->ipam_type.empty()) {
-    absl::StatusOr<Result> got = DelegateAdd(config->ipam_type, args);
-    if (!got.ok()) return got.status();
-    ipam = *std::move(got);
-    if (ipam->ips.empty()) {
-      return Error(ErrorCode::kInvalidNetworkConfig, "bridge: IPAM plugin returned missing IP config");
-    }
-    result.ips = ipam->ips;
-    result.routes = ipam->routes;
-    result.dns = ipam->dns;
-    std::vector<net::IpPrefix> gateways = ApplyGateways(*config, result);
-    // skel prints at the config's version only after we return; a result that
-    // cannot be printed there must fail now, while the rollback still runs.
-    if (absl::Status st = CheckPrintableAt(result, args.conf); !st.ok()) {
-      return Annotate(st, "bridge: IPAM result");
-    }
+  RETURN_IF_ERROR(SetUpPacketFilters(args, config, host_veth, result));
+  if (lease) RETURN_IF_ERROR(lease->Commit(result), "bridge");
 
-    ContainerSysctls(*container, args.ifname, config->enable_dad);
-    net::ConfigureOptions opts;
-    opts.enable_dad = config->enable_dad;
-    if (absl::Status st = net::ConfigureInterface(*csock, args.ifname, result, opts); !st.ok()) {
-      return Annotate(st, "bridge");
-    }
-
-    if (!gateways.empty()) {
-      net::LinkInfo gw_link = *br;
-      if (config->vlan != 0) {
-        absl::StatusOr<net::LinkInfo> vlan_link = EnsureVlanGateway(*hsock, *host, *br, *config);
-        if (!vlan_link.ok()) return Annotate(vlan_link.status(), "bridge");
-        gw_link = *vlan_link;
-        result.interfaces.push_back(Interface{gw_link.name, gw_link.mac.ToString()});
-      }
-      bool v4 = false, v6 = false;
-      for (const net::IpPrefix& gw : gateways) {
-        if (absl::Status st = EnsureGatewayAddress(*hsock, gw_link, gw, config->force_address);
-            !st.ok()) {
-          return Annotate(st, absl::StrCat("bridge: gateway address on ", Quoted(gw_link.name)));
-        }
-        (gw.is_v4() ? v4 : v6) = true;
-      }
-      // Pin the bridge's MAC to the one it had before this container's port
-      // joined, as upstream does: a bridge someone else made without setting
-      // its MAC otherwise follows the lowest port MAC and changes as
-      // containers come and go. (A bridge we create has its own from birth.)
-      // The kernel refuses a zero MAC, which a portless bridge may report.
-      if (config->vlan == 0 && br->mac != net::MacAddress()) {
-        if (absl::Status st = net::SetLinkMac(*hsock, *br, br->mac); !st.ok()) {
-          return Annotate(st, "bridge");
-        }
-      }
-      if (v4) {
-        if (absl::Status st = EnsureSysctlOn("net/ipv4/ip_forward"); !st.ok()) return st;
-      }
-      if (v6) {
-        if (absl::Status st = EnsureSysctlOn("net/ipv6/conf/all/forwarding"); !st.ok()) return st;
-      }
-    }
-  }
-
-  if (config->disable_container_interface) {
-    // Left down on purpose (e.g. a VM attaches to it); the port cannot
-    // forward then, so there is nothing to wait for.
-    absl::StatusOr<net::LinkInfo> cont = net::LinkByName(*csock, args.ifname);
-    if (!cont.ok()) return cont.status();
-    if (absl::Status st = net::SetLinkDown(*csock, *cont); !st.ok()) return st;
-  } else if (absl::Status st = WaitForwarding(*hsock, *host_veth); !st.ok()) {
-    return st;
-  }
-
-  // The bridge's MAC may have changed when the first port joined, and the
-  // host veth's with it; report what the kernel has now.
-  if (absl::StatusOr<net::LinkInfo> fresh = net::LinkByIndex(*hsock, host_veth->index); fresh.ok()) {
-    result.interfaces[kHostIndex].mac = fresh->mac.ToString();
-  }
-  if (absl::StatusOr<net::LinkInfo> fresh = net::LinkByIndex(*hsock, br->index); fresh.ok()) {
-    result.interfaces[kBridgeIndex].mac = fresh->mac.ToString();
-  }
-  if (config->dns) result.dns = *config->dns;
-
-  // Packet filtering last, when everything it names exists; undone on failure.
-  fw::MasqTarget masq{args.conf.name, args.ifname, args.container_id};
-  std::string spoof_id = absl::StrCat(args.container_id, "-", args.ifname);
-  absl::Cleanup undo_fw = [&] {
-    if (config->macspoofchk) (void)fw::TeardownSpoofCheck(spoof_id);
-    if (config->ip_masq) (void)fw::TeardownIpMasq(masq);
-  };
-  if (config->macspoofchk) {
-    if (absl::Status st = fw::SetupSpoofCheck(host_veth->name, result.interfaces[kContainerIndex].mac, spoof_id);
-        !st.ok()) {
-      return Annotate(st, "bridge");
-    }
-  }
-  if (config->ip_masq && !result.ips.empty()) {
-    absl::StatusOr<fw::Backend> backend = fw::SelectBackend(config->ip_masq_backend);
-    if (!backend.ok()) return backend.status();
-    std::vector<net::IpPrefix> addrs;
-    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
-    if (absl::Status st = fw::SetupIpMasq(*backend, addrs, masq); !st.ok()) return Annotate(st, "bridge");
-  }
-
-  std::move(undo_fw).Cancel();
-  std::move(release_ipam).Cancel();
-  std::move(remove_link).Cancel();
+  std::move(remove_packet_filters).Cancel();
+  std::move(remove_veth).Cancel();
   return result;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  // Spoof-check and masquerade rules (ours or upstream's) go too.
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-
+absl::Status Del(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
-  if (!args.netns.empty()) {
-    // A namespace that is gone took the veth pair with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
-  }
-  if (config->macspoofchk) {
-    if (absl::Status st = fw::TeardownSpoofCheck(absl::StrCat(args.container_id, "-", args.ifname)); !st.ok()) {
-      failures.push_back(Annotate(st, "bridge"));
-    }
-  }
-  if (config->ip_masq) {
-    if (absl::Status st = fw::TeardownIpMasq({args.conf.name, args.ifname, args.container_id}); !st.ok()) {
-      failures.push_back(Annotate(st, "bridge"));
-    }
-  }
+  // A namespace that is gone took the veth pair with it.
+  if (!args.netns.empty()) KeepFailure(failures, net::DeleteLinkInNetns(args.netns, args.ifname));
+  TeardownPacketFilters(args, config, failures);
   // Always, even without a namespace: the address must not leak.
-  if (!config->ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config->ipam_type, args); !st.ok()) {
-      failures.push_back(Annotate(st, "bridge: releasing the IPAM address"));
-    }
+  if (!config.ipam_type.empty()) {
+    KeepFailure(failures, DelegateDel(config.ipam_type, args), "bridge: releasing the IPAM address");
   }
   return JoinErrors(failures);
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
+absl::Status Gc(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
-  if (config->ip_masq) {
-    if (absl::Status st = fw::GcIpMasq(args.conf.name, args.conf.valid_attachments); !st.ok()) {
-      failures.push_back(Annotate(st, "bridge"));
-    }
+  if (config.ip_masq) {
+    KeepFailure(failures, fw::GcIpMasq(args.conf.name, args.conf.valid_attachments), "bridge");
   }
-  if (!config->ipam_type.empty()) {
-    if (absl::Status st = DelegateGc(config->ipam_type, args); !st.ok()) failures.push_back(st);
-  }
+  if (!config.ipam_type.empty()) KeepFailure(failures, DelegateGc(config.ipam_type, args));
   return JoinErrors(failures);
 }
 
-absl::Status Status(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
-  if (config->ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(config->ipam_type, args);
+absl::Status Status(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateStatus(config.ipam_type, args);
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status}; }
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
 
 }  // namespace cni::bridge

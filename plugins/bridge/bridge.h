@@ -14,11 +14,13 @@
 
 namespace cni::bridge {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);  // check.cc
-absl::Status Gc(const CmdArgs& args);
-absl::Status Status(const CmdArgs& args);
+// The handlers, each given the configuration Config::Parse read (skel parses
+// it once, before any of them runs).
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Del(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);  // check.cc
+absl::Status Gc(const CmdArgs& args, const Config& config);
+absl::Status Status(const CmdArgs& args, const Config& config);
 PluginFuncs Funcs();
 
 // Result layout (upstream's): [bridge, host veth, container veth], and with

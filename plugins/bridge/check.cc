@@ -20,6 +20,8 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/skel.h"
+#include "cni/status_macros.h"
 #include "config.h"
 
 namespace cni::bridge {
@@ -45,7 +47,7 @@ absl::StatusOr<net::LinkInfo> CheckBridge(net::NetlinkSocket& sock, const Config
   if (absl::IsNotFound(br.status())) {
     return Failed(absl::StrCat("bridge \"", config.bridge, "\" not found"));
   }
-  if (!br.ok()) return br.status();
+  RETURN_IF_ERROR(br);
   if (br->kind != "bridge") {
     return Failed(absl::StrCat("interface \"", config.bridge, "\" is not a bridge"));
   }
@@ -71,15 +73,16 @@ bool HasRoute(const std::vector<net::RouteSpec>& table, const Route& want) {
   return false;
 }
 
-absl::Status CheckContainer(net::NetlinkSocket& sock, const CmdArgs& args, const Result& prev,
-                            int index, net::LinkInfo& link) {
+// The container veth (returned): its MAC, addresses and the result's routes.
+absl::StatusOr<net::LinkInfo> CheckContainer(net::NetlinkSocket& sock, const CmdArgs& args,
+                                             const Result& prev, int index) {
   const Interface& want = prev.interfaces[index];
   absl::StatusOr<net::LinkInfo> got = net::LinkByName(sock, args.ifname);
   if (absl::IsNotFound(got.status())) {
     return Failed(absl::StrCat("container interface \"", args.ifname, "\" not found"));
   }
-  if (!got.ok()) return got.status();
-  link = *got;
+  RETURN_IF_ERROR(got);
+  const net::LinkInfo& link = *got;
   if (link.kind != "veth") {
     return Failed(absl::StrCat("container interface \"", args.ifname, "\" is not a veth"));
   }
@@ -87,27 +90,25 @@ absl::Status CheckContainer(net::NetlinkSocket& sock, const CmdArgs& args, const
     return Failed(absl::StrCat("container interface \"", args.ifname, "\" has MAC ",
                                link.mac.ToString(), ", prevResult says ", want.mac));
   }
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs = net::ListAddresses(sock, link.index);
-  if (!addrs.ok()) return addrs.status();
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, link.index));
   for (const IpConfig& ip : prev.ips) {
     if (ip.interface && *ip.interface != index) continue;
     bool found = false;
-    for (const net::AddressInfo& a : *addrs) found = found || a.prefix == ip.address;
+    for (const net::AddressInfo& a : addrs) found = found || a.prefix == ip.address;
     if (!found) {
       return Failed(absl::StrCat("address ", ip.address.ToString(),
                                  " is missing on container interface \"", args.ifname, "\""));
     }
   }
-  absl::StatusOr<std::vector<net::RouteSpec>> table = net::ListRoutes(sock);
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
   for (const Route& r : prev.routes) {
-    if (!HasRoute(*table, r)) {
+    if (!HasRoute(table, r)) {
       std::string text = r.dst.Network().ToString();
       if (r.gw) absl::StrAppend(&text, " via ", r.gw->ToString());
       return Failed(absl::StrCat("route ", text, " is missing in the container"));
     }
   }
-  return absl::OkStatus();
+  return link;
 }
 
 // The host veth: the container end's peer, enslaved to the bridge, with the
@@ -135,15 +136,14 @@ absl::Status CheckHostVeth(net::NetlinkSocket& sock, const Config& config, const
     return Failed(absl::StrCat("host interface \"", veth->name, "\" is not a port of bridge \"",
                                config.bridge, "\""));
   }
-  absl::StatusOr<net::BridgePortInfo> port = net::GetBridgePort(sock, veth->index);
-  if (!port.ok()) return port.status();
-  if (port->hairpin != config.hairpin) {
+  ASSIGN_OR_RETURN(net::BridgePortInfo port, net::GetBridgePort(sock, veth->index));
+  if (port.hairpin != config.hairpin) {
     return Failed(absl::StrCat("hairpin mode of port \"", veth->name, "\" is ",
-                               port->hairpin ? "on" : "off"));
+                               port.hairpin ? "on" : "off"));
   }
-  if (port->isolated != config.port_isolation) {
+  if (port.isolated != config.port_isolation) {
     return Failed(absl::StrCat("isolation of port \"", veth->name, "\" is ",
-                               port->isolated ? "on" : "off"));
+                               port.isolated ? "on" : "off"));
   }
   return absl::OkStatus();
 }
@@ -159,13 +159,12 @@ absl::Status CheckGatewayAddresses(net::NetlinkSocket& sock, const Config& confi
     if (!l.ok()) return Failed(absl::StrCat("VLAN gateway interface \"", name, "\" not found"));
     index = l->index;
   }
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs = net::ListAddresses(sock, index);
-  if (!addrs.ok()) return addrs.status();
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, index));
   for (const IpConfig& ip : prev.ips) {
     if (!ip.gateway) continue;
     net::IpPrefix want(*ip.gateway, ip.address.len());
     bool found = false;
-    for (const net::AddressInfo& a : *addrs) found = found || a.prefix == want;
+    for (const net::AddressInfo& a : addrs) found = found || a.prefix == want;
     if (!found) {
       return Failed(absl::StrCat("gateway address ", want.ToString(), " is missing on \"", name, "\""));
     }
@@ -173,43 +172,35 @@ absl::Status CheckGatewayAddresses(net::NetlinkSocket& sock, const Config& confi
   return absl::OkStatus();
 }
 
+// Which of prevResult's interfaces is the container's: CNI_IFNAME in CNI_NETNS.
+absl::StatusOr<int> ContainerInterfaceIndex(const CmdArgs& args, const Result& prev) {
+  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
+    const Interface& itf = prev.interfaces[i];
+    if (itf.name == args.ifname && itf.sandbox == args.netns) return static_cast<int>(i);
+  }
+  return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
+                             args.netns, "\""));
+}
+
 }  // namespace
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf, args.args);
-  if (!config.ok()) return config.status();
-  if (absl::Status st = RequireSupported(*config); !st.ok()) return st;
-  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
-  if (!prev.ok()) return prev.status();
-  if (!*prev) return Error(ErrorCode::kInvalidNetworkConfig, "bridge: required prevResult missing");
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
+  // prevResult is read here, not in Config::Parse: only CHECK needs it, and a
+  // malformed one must not stop a DEL.
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) return Error(ErrorCode::kInvalidNetworkConfig, "bridge: required prevResult missing");
 
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  if (!container.ok()) return container.status();
-  if (!config->ipam_type.empty()) {
-    if (absl::Status st = DelegateCheck(config->ipam_type, args); !st.ok()) return st;
-  }
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  ASSIGN_OR_RETURN(int cindex, ContainerInterfaceIndex(args, *prev));
 
-  std::optional<int> cindex;
-  for (size_t i = 0; i < (*prev)->interfaces.size(); ++i) {
-    const Interface& itf = (*prev)->interfaces[i];
-    if (itf.name == args.ifname && itf.sandbox == args.netns) cindex = static_cast<int>(i);
-  }
-  if (!cindex) {
-    return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
-                               args.netns, "\""));
-  }
-
-  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
-  if (!hsock.ok()) return hsock.status();
-  absl::StatusOr<net::LinkInfo> br = CheckBridge(*hsock, *config, **prev);
-  if (!br.ok()) return br.status();
-
-  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
-  if (!csock.ok()) return csock.status();
-  net::LinkInfo cont;
-  if (absl::Status st = CheckContainer(*csock, args, **prev, *cindex, cont); !st.ok()) return st;
-  if (absl::Status st = CheckHostVeth(*hsock, *config, **prev, *br, cont.link); !st.ok()) return st;
-  return CheckGatewayAddresses(*hsock, *config, **prev, *br);
+  ASSIGN_OR_RETURN(net::NetlinkSocket hsock, net::NetlinkSocket::Open());
+  ASSIGN_OR_RETURN(net::LinkInfo br, CheckBridge(hsock, config, *prev));
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::LinkInfo cont, CheckContainer(csock, args, *prev, cindex));
+  RETURN_IF_ERROR(CheckHostVeth(hsock, config, *prev, br, cont.link));
+  return CheckGatewayAddresses(hsock, config, *prev, br);
 }
 
 }  // namespace cni::bridge

@@ -1,15 +1,16 @@
 #include "config.h"
 
-#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "cni/args.h"
+#include "cni/config_schema.h"
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/json.h"
 #include "cni/plugin_keys.h"
 #include "cni/skel.h"
+#include "cni/status_macros.h"
 
 namespace cni::bridge {
 namespace {
@@ -20,151 +21,137 @@ absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("bridge: ", msg));
 }
 
-// Reads an optional boolean into `out` (absent/null keeps the default).
-absl::Status Bool(const Json& raw, absl::string_view key, bool& out) {
-  absl::StatusOr<std::optional<bool>> v = GetBool(raw, key);
-  if (!v.ok()) return v.status();
-  if (*v) out = **v;
+// `name` must be usable as an interface name; `what` says which one it is.
+absl::Status RequireInterfaceName(absl::string_view what, absl::string_view name) {
+  absl::Status st = ValidateInterfaceName(name);
+  if (st.ok()) return st;
+  return Invalid(absl::StrCat(what, " \"", name, "\": ", st.message()));
+}
+
+// "vlan": the access VLAN, 0 (none) when absent. Upstream's wording.
+absl::StatusOr<int> ParseVlan(const Json& raw, absl::string_view /*plugin*/) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> vlan, GetInt(raw, "vlan"));
+  if (!vlan) return 0;
+  if (*vlan < 0 || *vlan > kMaxVlan) {
+    return Invalid(absl::StrCat("invalid VLAN ID ", *vlan, " (must be between 0 and 4094)"));
+  }
+  return static_cast<int>(*vlan);
+}
+
+// One vlanTrunk entry, {"id": 5} and/or {"minID": 10, "maxID": 20}, into `ids`.
+// Upstream's checks and wording.
+absl::Status AddTrunkEntry(const Json& item, std::set<int>& ids) {
+  if (!item.is_object()) return Error(ErrorCode::kDecodingFailure, "bridge: vlanTrunk entries must be objects");
+  ASSIGN_OR_RETURN(std::optional<int64_t> min, GetInt(item, "minID"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> max, GetInt(item, "maxID"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> id, GetInt(item, "id"));
+  if (min && max) {
+    if (*min <= 0 || *min > kMaxVlan) return Invalid("incorrect trunk minID parameter");
+    if (*max <= 0 || *max > kMaxVlan) return Invalid("incorrect trunk maxID parameter");
+    if (*max < *min) return Invalid("minID is greater than maxID in trunk parameter");
+    for (int64_t v = *min; v <= *max; ++v) ids.insert(static_cast<int>(v));
+  } else if (max) {
+    return Invalid("minID and maxID should be configured simultaneously, minID is missing");
+  } else if (min) {
+    return Invalid("minID and maxID should be configured simultaneously, maxID is missing");
+  }
+  if (id) {
+    if (*id <= 0 || *id > kMaxVlan) return Invalid("incorrect trunk id parameter");
+    ids.insert(static_cast<int>(*id));
+  }
   return absl::OkStatus();
 }
 
 // vlanTrunk: [{"id": 5}, {"minID": 10, "maxID": 20}, ...] -> sorted unique IDs.
-absl::StatusOr<std::vector<int>> ParseTrunk(const Json& raw) {
-  absl::StatusOr<std::optional<Json>> list = GetArray(raw, "vlanTrunk");
-  if (!list.ok()) return list.status();
-  if (!*list) return std::vector<int>{};
+absl::StatusOr<std::vector<int>> ParseTrunk(const Json& raw, absl::string_view /*plugin*/) {
+  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(raw, "vlanTrunk"));
+  if (!list) return std::vector<int>{};
   std::set<int> ids;
-  for (const Json& item : **list) {
-    if (!item.is_object()) return Error(ErrorCode::kDecodingFailure, "bridge: vlanTrunk entries must be objects");
-    absl::StatusOr<std::optional<int64_t>> min = GetInt(item, "minID");
-    absl::StatusOr<std::optional<int64_t>> max = GetInt(item, "maxID");
-    absl::StatusOr<std::optional<int64_t>> id = GetInt(item, "id");
-    for (const auto* v : {&min, &max, &id}) {
-      if (!v->ok()) return v->status();
-    }
-    if (*min && *max) {
-      if (**min <= 0 || **min > kMaxVlan) return Invalid("incorrect trunk minID parameter");
-      if (**max <= 0 || **max > kMaxVlan) return Invalid("incorrect trunk maxID parameter");
-      if (**max < **min) return Invalid("minID is greater than maxID in trunk parameter");
-      for (int64_t v = **min; v <= **max; ++v) ids.insert(static_cast<int>(v));
-    } else if (*max) {
-      return Invalid("minID and maxID should be configured simultaneously, minID is missing");
-    } else if (*min) {
-      return Invalid("minID and maxID should be configured simultaneously, maxID is missing");
-    }
-    if (*id) {
-      if (**id <= 0 || **id > kMaxVlan) return Invalid("incorrect trunk id parameter");
-      ids.insert(static_cast<int>(**id));
-    }
-  }
+  for (const Json& item : *list) RETURN_IF_ERROR(AddTrunkEntry(item, ids));
   return std::vector<int>(ids.begin(), ids.end());
 }
 
-// The MAC sources in upstream's order; the later wins.
-absl::Status ParseMac(const NetConf& conf, absl::string_view cni_args, Config& c) {
-  std::optional<std::string> text;
-  if (!cni_args.empty()) {
-    // IP is host-local's key, read by the IPAM plugin from the same CNI_ARGS.
-    absl::StatusOr<CniArgs> args = CniArgs::Parse(cni_args, {"MAC", "IP"});
-    if (!args.ok()) return args.status();
-    if (std::optional<std::string> m = args->Mac(); m && !m->empty()) text = *m;
+// The keys of the network configuration, in upstream's names.
+const config::Schema<Config> kKeys = {
+    config::String("bridge", &Config::bridge, /*empty_keeps_default=*/true),
+    config::Bool("isGateway", &Config::is_gateway),
+    config::Bool("isDefaultGateway", &Config::is_default_gateway),
+    config::Bool("forceAddress", &Config::force_address),
+    config::Bool("ipMasq", &Config::ip_masq),
+    config::Bool("hairpinMode", &Config::hairpin),
+    config::Bool("promiscMode", &Config::promisc),
+    config::Bool("preserveDefaultVlan", &Config::preserve_default_vlan),
+    config::Bool("macspoofchk", &Config::macspoofchk),
+    config::Bool("enabledad", &Config::enable_dad),
+    config::Bool("disableContainerInterface", &Config::disable_container_interface),
+    config::Bool("portIsolation", &Config::port_isolation),
+    config::Whole("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+    config::Whole("mtu", &Config::mtu, ParseVethMtuKey),
+    config::Whole("vlan", &Config::vlan, ParseVlan),
+    config::Whole("vlanTrunk", &Config::trunk, ParseTrunk),
+    config::Whole("dns", &Config::dns, ParseDnsKey),
+};
+
+// The rules between keys (upstream's wording where it has one).
+absl::Status ValidateCombination(const Config& c) {
+  RETURN_IF_ERROR(RequireInterfaceName("bridge name", c.bridge));
+  // A port is either an access port (untagged) or a trunk (tagged only).
+  if (c.vlan != 0 && !c.trunk.empty()) return Invalid("cannot set vlan and vlanTrunk at the same time");
+  // The gateway of a VLAN network lives on "<bridge>.<vlan>": that name must
+  // be a valid interface name too (upstream finds out only after IPAM).
+  if (c.is_gateway && c.vlan != 0) {
+    RETURN_IF_ERROR(RequireInterfaceName("VLAN gateway interface name", absl::StrCat(c.bridge, ".", c.vlan)));
   }
-  absl::StatusOr<std::optional<std::string>> from_args = GetString(ArgsCni(conf.args), "mac");
-  if (!from_args.ok()) return from_args.status();
-  if (*from_args && !(*from_args)->empty()) text = **from_args;
-  absl::StatusOr<std::optional<std::string>> from_rc = GetString(conf.runtime_config, "mac");
-  if (!from_rc.ok()) return from_rc.status();
-  if (*from_rc && !(*from_rc)->empty()) text = **from_rc;
-  if (!text) return absl::OkStatus();
-  absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*text);
-  if (!mac.ok()) return Annotate(mac.status(), "bridge: container MAC");
-  c.mac = *mac;
+  if (c.hairpin && c.promisc) {
+    return Invalid("cannot set hairpin mode and promiscuous mode at the same time");
+  }
+  if (c.disable_container_interface && !c.ipam_type.empty()) {
+    return Invalid("cannot use IPAM when disableContainerInterface flag is set");
+  }
+  return absl::OkStatus();
+}
+
+// The container MAC from upstream's sources in its order: CNI_ARGS MAC, then
+// args.cni.mac, then runtimeConfig.mac; the later wins, "" counts as unset.
+absl::StatusOr<std::optional<net::MacAddress>> ParseMac(const CmdArgs& args) {
+  std::optional<std::string> text;
+  if (!args.args.empty()) {
+    // IP is host-local's key, read by the IPAM plugin from the same CNI_ARGS.
+    ASSIGN_OR_RETURN(CniArgs cni_args, CniArgs::Parse(args.args, {"MAC", "IP"}));
+    if (std::optional<std::string> m = cni_args.Mac(); m && !m->empty()) text = *m;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> from_args, GetString(ArgsCni(args.conf.args), "mac"));
+  if (from_args && !from_args->empty()) text = *from_args;
+  ASSIGN_OR_RETURN(std::optional<std::string> from_rc, GetString(args.conf.runtime_config, "mac"));
+  if (from_rc && !from_rc->empty()) text = *from_rc;
+  if (!text) return std::nullopt;
+  ASSIGN_OR_RETURN(net::MacAddress mac, net::MacAddress::Parse(*text), "bridge: container MAC");
+  return mac;
+}
+
+// The kernel refuses these for a veth (EADDRNOTAVAIL), but only when the veth
+// is created: after the bridge, so they are judged before anything is made.
+absl::Status RequireUnicastMac(const net::MacAddress& mac) {
+  const std::string quoted = absl::StrCat("container MAC \"", mac.ToString(), "\"");
+  if ((mac.bytes()[0] & 0x01) != 0) return Invalid(absl::StrCat(quoted, " is a multicast address"));
+  if (mac == net::MacAddress()) return Invalid(absl::StrCat(quoted, " is the all-zero address"));
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;
-  const Json& raw = conf.raw;
-
-  absl::StatusOr<std::optional<std::string>> name = GetString(raw, "bridge");
-  if (!name.ok()) return name.status();
-  if (*name && !(*name)->empty()) c.bridge = **name;
-  if (absl::Status st = ValidateInterfaceName(c.bridge); !st.ok()) {
-    return Invalid(absl::StrCat("bridge name \"", c.bridge, "\": ", st.message()));
-  }
-
-  struct {
-    absl::string_view key;
-    bool* out;
-  } const bools[] = {
-      {"isGateway", &c.is_gateway},
-      {"isDefaultGateway", &c.is_default_gateway},
-      {"forceAddress", &c.force_address},
-      {"ipMasq", &c.ip_masq},
-      {"hairpinMode", &c.hairpin},
-      {"promiscMode", &c.promisc},
-      {"preserveDefaultVlan", &c.preserve_default_vlan},
-      {"macspoofchk", &c.macspoofchk},
-      {"enabledad", &c.enable_dad},
-      {"disableContainerInterface", &c.disable_container_interface},
-      {"portIsolation", &c.port_isolation},
-  };
-  for (const auto& b : bools) {
-    if (absl::Status st = Bool(raw, b.key, *b.out); !st.ok()) return st;
-  }
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "bridge", c));
   if (c.is_default_gateway) c.is_gateway = true;
-
-  absl::StatusOr<std::string> backend = ParseIpMasqBackendKey(raw, "bridge");
-  if (!backend.ok()) return backend.status();
-  c.ip_masq_backend = *std::move(backend);
-
-  absl::StatusOr<int> mtu = ParseVethMtuKey(raw, "bridge");
-  if (!mtu.ok()) return mtu.status();
-  c.mtu = *mtu;
-
-  absl::StatusOr<std::optional<int64_t>> vlan = GetInt(raw, "vlan");
-  if (!vlan.ok()) return vlan.status();
-  if (*vlan) {
-    if (**vlan < 0 || **vlan > kMaxVlan) {
-      return Invalid(absl::StrCat("invalid VLAN ID ", **vlan, " (must be between 0 and 4094)"));
-    }
-    c.vlan = static_cast<int>(**vlan);
-  }
-  absl::StatusOr<std::vector<int>> trunk = ParseTrunk(raw);
-  if (!trunk.ok()) return trunk.status();
-  c.trunk = *std::move(trunk);
-  // A port is either an access port (untagged) or a trunk (tagged only).
-  if (c.vlan != 0 && !c.trunk.empty()) return Invalid("cannot set vlan and vlanTrunk at the same time");
-
-  // The gateway of a VLAN network lives on "<bridge>.<vlan>": that name must
-  // be a valid interface name too (upstream finds out only after IPAM).
-  if (c.is_gateway && c.vlan != 0) {
-    std::string gw_name = absl::StrCat(c.bridge, ".", c.vlan);
-    if (absl::Status st = ValidateInterfaceName(gw_name); !st.ok()) {
-      return Invalid(absl::StrCat("VLAN gateway interface name \"", gw_name, "\": ", st.message()));
-    }
-  }
-
-  if (c.hairpin && c.promisc) {
-    return Invalid("cannot set hairpin mode and promiscuous mode at the same time");
-  }
-
-  c.ipam_type = conf.ipam_type;
-  if (c.disable_container_interface && !c.ipam_type.empty()) {
-    return Invalid("cannot use IPAM when disableContainerInterface flag is set");
-  }
-
-  if (absl::Status st = ParseMac(conf, cni_args, c); !st.ok()) return st;
-
-  absl::StatusOr<std::optional<Dns>> dns = ParseDnsKey(raw, "bridge");
-  if (!dns.ok()) return dns.status();
-  c.dns = *std::move(dns);
+  c.ipam_type = args.conf.ipam_type;
+  RETURN_IF_ERROR(ValidateCombination(c));
+  ASSIGN_OR_RETURN(c.mac, ParseMac(args));
   return c;
 }
 
 absl::Status RequireSupported(const Config& config) {
+  if (config.mac) RETURN_IF_ERROR(RequireUnicastMac(*config.mac));
   if (!config.ip_masq) return absl::OkStatus();
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "bridge: ipMasqBackend");
 }

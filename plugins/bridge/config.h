@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::bridge {
@@ -41,16 +42,18 @@ struct Config {
   std::optional<Dns> dns;
 
   bool vlan_filtering() const { return vlan != 0 || !trunk.empty(); }
+
+  // Parses and validates the configuration (args.conf) and the MAC in
+  // CNI_ARGS (args.args). Wrong types are code 6; invalid values code 7, with
+  // upstream's wording where it has one. Does not judge what only some
+  // commands need; see RequireSupported.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
 };
 
-// Parses and validates `conf` (and the MAC in CNI_ARGS `cni_args`). Wrong
-// types are code 6; invalid values code 7, with upstream's wording where it
-// has one. Does not judge ipMasq/macspoofchk; see RequireSupported.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view cni_args);
-
-// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
+// What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
+// accepts for a veth (unicast, not all zeros), and with ipMasq a usable
 // ipMasqBackend (cni/fw). DEL does not call this, so a container that
-// upstream's bridge set up can always be torn down.
+// upstream's bridge set up (or an ADD that failed) can always be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::bridge

@@ -2,16 +2,15 @@
 
 #include "cni/error.h"
 #include "cni/skel.h"
+#include "cni/status_macros.h"
 
 namespace cni::loopback {
 
-absl::StatusOr<Config> ParseConfig(const NetConf& conf) {
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;
   // skel has parsed "dns" already (wrong types are code 6 there).
-  if (conf.dns) c.dns = *conf.dns;
-  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(conf);
-  if (!prev.ok()) return Annotate(prev.status(), "loopback: prevResult");
-  c.prev = *std::move(prev);
+  if (args.conf.dns) c.dns = *args.conf.dns;
+  ASSIGN_OR_RETURN(c.prev, ParsePrevResult(args.conf), "loopback: prevResult");
   return c;
 }
 

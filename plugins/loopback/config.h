@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::loopback {
@@ -12,10 +13,10 @@ namespace cni::loopback {
 struct Config {
   Dns dns;                        // the config's "dns", put into the result
   std::optional<Result> prev;     // prevResult, when chained after another plugin
-};
 
-// Parses the configuration. A malformed prevResult or dns is an error (code 6
-// or 1) before the namespace is touched.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf);
+  // Parses the configuration (args.conf). A malformed prevResult or dns is an
+  // error (code 6 or 1) before the namespace is touched.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
 
 }  // namespace cni::loopback

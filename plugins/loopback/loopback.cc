@@ -9,6 +9,7 @@
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
+#include "cni/status_macros.h"
 #include "config.h"
 
 namespace cni::loopback {
@@ -26,16 +27,15 @@ bool IsLoopback(const net::IpAddress& ip) {
 // means someone has been at it; upstream refuses that, and so do we.
 absl::StatusOr<std::optional<net::IpPrefix>> FirstLoopbackAddress(net::NetlinkSocket& sock,
                                                                  int ifindex, net::Family family) {
-  absl::StatusOr<std::vector<net::AddressInfo>> addrs = net::ListAddresses(sock, ifindex, family);
-  if (!addrs.ok()) return addrs.status();
-  for (const net::AddressInfo& a : *addrs) {
+  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, ifindex, family));
+  for (const net::AddressInfo& a : addrs) {
     if (!IsLoopback(a.prefix.addr())) {
       return absl::FailedPreconditionError(absl::StrCat(
           "loopback interface found with non-loopback address ", a.prefix.addr().ToString()));
     }
   }
-  if (addrs->empty()) return std::optional<net::IpPrefix>();
-  return std::optional<net::IpPrefix>(addrs->front().prefix);
+  if (addrs.empty()) return std::optional<net::IpPrefix>();
+  return std::optional<net::IpPrefix>(addrs.front().prefix);
 }
 
 // Opens CNI_NETNS and a netlink socket in it, and finds lo.
@@ -44,34 +44,25 @@ struct Lo {
   net::LinkInfo link;
 };
 absl::StatusOr<Lo> OpenLo(const net::Netns& ns) {
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(ns);
-  if (!sock.ok()) return sock.status();
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*sock, kLo);
-  if (!link.ok()) return link.status();
-  return Lo{*std::move(sock), *std::move(link)};
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(ns));
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::LinkByName(sock, kLo));
+  return Lo{std::move(sock), std::move(link)};
 }
 
 }  // namespace
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (!ns.ok()) return ns.status();
-  absl::StatusOr<Lo> lo = OpenLo(*ns);
-  if (!lo.ok()) return lo.status();
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(Lo lo, OpenLo(ns));
   // The kernel adds 127.0.0.1/8 and ::1/128 as lo comes up.
-  if (absl::Status st = net::SetLinkUp(lo->sock, lo->link); !st.ok()) return st;
-
-  absl::StatusOr<std::optional<net::IpPrefix>> v4 =
-      FirstLoopbackAddress(lo->sock, lo->link.index, net::Family::kV4);
-  if (!v4.ok()) return v4.status();
-  absl::StatusOr<std::optional<net::IpPrefix>> v6 =
-      FirstLoopbackAddress(lo->sock, lo->link.index, net::Family::kV6);
-  if (!v6.ok()) return v6.status();
+  RETURN_IF_ERROR(net::SetLinkUp(lo.sock, lo.link));
+  ASSIGN_OR_RETURN(std::optional<net::IpPrefix> v4,
+                   FirstLoopbackAddress(lo.sock, lo.link.index, net::Family::kV4));
+  ASSIGN_OR_RETURN(std::optional<net::IpPrefix> v6,
+                   FirstLoopbackAddress(lo.sock, lo.link.index, net::Family::kV6));
 
   // Chained after another plugin: pass its result on unchanged (upstream).
-  if (config->prev) return *config->prev;
+  if (config.prev) return *config.prev;
 
   Result result;
   result.cni_version = args.conf.cni_version;
@@ -79,11 +70,11 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
   result.interfaces.push_back(Interface{.name = std::string(kLo),
                                         .mac = "00:00:00:00:00:00",
                                         .sandbox = args.netns});
-  for (const std::optional<net::IpPrefix>& p : {*v4, *v6}) {
+  for (const std::optional<net::IpPrefix>& p : {v4, v6}) {
     if (p) result.ips.push_back(IpConfig{0, *p, std::nullopt});
   }
   // Upstream drops the config's dns; every plugin of ours passes it on.
-  result.dns = config->dns;
+  result.dns = config.dns;
   return result;
 }
 
@@ -92,23 +83,22 @@ absl::Status Del(const CmdArgs& args) {
   if (args.netns.empty()) return absl::OkStatus();
   absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
   if (absl::IsNotFound(ns.status())) return absl::OkStatus();
-  if (!ns.ok()) return ns.status();
-  absl::StatusOr<Lo> lo = OpenLo(*ns);
-  if (!lo.ok()) return lo.status();
-  return net::SetLinkDown(lo->sock, lo->link);
+  RETURN_IF_ERROR(ns);
+  ASSIGN_OR_RETURN(Lo lo, OpenLo(*ns));
+  return net::SetLinkDown(lo.sock, lo.link);
 }
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> config = ParseConfig(args.conf);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (!ns.ok()) return ns.status();
-  absl::StatusOr<Lo> lo = OpenLo(*ns);
-  if (!lo.ok()) return lo.status();
-  if (!lo->link.up()) return absl::FailedPreconditionError("loopback interface is down");
+absl::Status Check(const CmdArgs& args, const Config& /*config: parsed to refuse a malformed one*/) {
+  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(Lo lo, OpenLo(ns));
+  if (!lo.link.up()) return absl::FailedPreconditionError("loopback interface is down");
   return absl::OkStatus();
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check}; }
+PluginFuncs Funcs() {
+  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check});
+  funcs.del = Del;  // untyped: see loopback.h
+  return funcs;
+}
 
 }  // namespace cni::loopback

@@ -6,12 +6,16 @@
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
 #include "cni/types.h"
+#include "config.h"
 
 namespace cni::loopback {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
+// ADD and CHECK get the configuration Config::Parse read.
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
+absl::Status Check(const CmdArgs& args, const Config& config);
+// DEL reads no configuration: lo goes down whatever the configuration says
+// (a malformed prevResult must not block a teardown), as upstream's does.
 absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
 PluginFuncs Funcs();  // no GC / STATUS: loopback holds no state
 
 }  // namespace cni::loopback

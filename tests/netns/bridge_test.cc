@@ -375,6 +375,35 @@ TEST_CASE("bridge: bad input is refused before any side effect", "[netns][bridge
   TearDown(fx, {c1});
 }
 
+TEST_CASE("bridge: a multicast container MAC is refused before the bridge exists", "[netns][bridge]") {
+  // The kernel refuses it only for the veth, after the bridge was made.
+  NetnsFixture fx;
+  std::string c1 = fx.AddNetns("c1");
+  struct Case {
+    Json extra;
+    std::string cni_args;
+  } cases[] = {
+      {Json::object(), "IgnoreUnknown=1;MAC=01:00:5e:00:00:01"},  // as runtimes pass it
+      {{{"args", {{"cni", {{"mac", "01:00:5e:00:00:01"}}}}}}, ""},
+      {{{"runtimeConfig", {{"mac", "01:00:5E:00:00:01"}}}}, ""},
+  };
+  for (const Case& k : cases) {
+    INFO(k.extra.dump() << " CNI_ARGS=" << k.cni_args);
+    TempDir data;
+    std::string conf = BrConf("1.0.0", HostLocalIpam(data, {"10.66.0.0/24"}), k.extra);
+    RunResult add = Call("ADD", conf, c1, "ctr1", {.args = k.cni_args});
+    CHECK(add.exit_code != 0);
+    CHECK(ErrorCode(add) == 7);
+    CHECK(ErrorMessage(add) == "bridge: container MAC \"01:00:5e:00:00:01\" is a multicast address");
+    CHECK(std::filesystem::is_empty(data.path()));
+    CHECK(fx.Links() == kOnlyLo);
+    CHECK(fx.Links(c1) == kOnlyLo);
+    // The runtime's DEL after the failed ADD still succeeds.
+    MustSucceed(Call("DEL", conf, c1, "ctr1", {.args = k.cni_args}));
+  }
+  TearDown(fx, {c1});
+}
+
 TEST_CASE("bridge: layer 2 only, container interface disabled, MAC from runtimeConfig",
           "[netns][bridge]") {
   NetnsFixture fx;

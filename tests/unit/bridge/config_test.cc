@@ -21,7 +21,11 @@ absl::StatusOr<Config> Parse(const std::string& extra, const std::string& cni_ar
   text += "}";
   absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
   REQUIRE(conf.ok());
-  return cni::bridge::ParseConfig(*conf, cni_args);
+  cni::CmdArgs args;
+  args.command = "ADD";
+  args.args = cni_args;
+  args.conf = *std::move(conf);
+  return Config::Parse(args);
 }
 
 int Code(const absl::StatusOr<Config>& c) { return cni::CodeOf(c.status()); }
@@ -103,6 +107,32 @@ TEST_CASE("bridge config: MAC sources, later wins", "[bridge]") {
   // Unknown CNI_ARGS keys are refused unless IgnoreUnknown, as upstream does.
   CHECK(Code(Parse("", "FOO=1")) == 4);
   CHECK(Parse("", "FOO=1;IgnoreUnknown=1").ok());
+}
+
+TEST_CASE("bridge config: a multicast or all-zero container MAC is refused before ADD changes anything",
+          "[bridge]") {
+  // The kernel would refuse it only when making the veth, after the bridge.
+  for (const std::string& extra :
+       {std::string(R"("runtimeConfig":{"mac":"01:00:5E:00:00:01"})"),
+        std::string(R"("args":{"cni":{"mac":"ff:ff:ff:ff:ff:ff"}})")}) {
+    INFO(extra);
+    absl::StatusOr<Config> c = Parse(extra);
+    REQUIRE(c.ok());  // DEL must still be able to tear down
+    absl::Status st = cni::bridge::RequireSupported(*c);
+    CHECK(cni::CodeOf(st) == 7);
+    CHECK(absl::StrContains(st.message(), "is a multicast address"));
+  }
+  absl::StatusOr<Config> c = Parse("", "MAC=01:00:5e:00:00:01");
+  REQUIRE(c.ok());
+  CHECK(cni::bridge::RequireSupported(*c).message() ==
+        "bridge: container MAC \"01:00:5e:00:00:01\" is a multicast address");
+  c = Parse(R"("runtimeConfig":{"mac":"00:00:00:00:00:00"})");
+  REQUIRE(c.ok());
+  CHECK(cni::bridge::RequireSupported(*c).message() ==
+        "bridge: container MAC \"00:00:00:00:00:00\" is the all-zero address");
+  c = Parse(R"("runtimeConfig":{"mac":"02:00:00:00:00:01"})");
+  REQUIRE(c.ok());
+  CHECK(cni::bridge::RequireSupported(*c).ok());
 }
 
 TEST_CASE("bridge config: ipMasq and macspoofchk are supported (cni/fw)", "[bridge]") {
