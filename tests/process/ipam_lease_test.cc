@@ -15,17 +15,27 @@ namespace {
 
 using cni::Json;
 
+// host-local's store for the network "leasenet".
 struct Store {
-  std::string dir;
-  Store() {
-    char tmpl[] = "/tmp/cni-lease-test-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~Store() { std::filesystem::remove_all(dir); }
+  cni::test::TempDir tmp;
+  std::string dir = tmp.str();
   bool Reserved(const std::string& ip) const {
     return std::filesystem::exists(dir + "/leasenet/" + ip);
   }
 };
+
+// Acquires a lease, runs `then` on it, and drops it; returns whether the
+// address is still reserved afterwards.
+template <typename Fn>
+bool ReservedAfter(const Store& store, const cni::CmdArgs& args, Fn then) {
+  {
+    absl::StatusOr<cni::IpamLease> lease = cni::IpamLease::Acquire(args, "host-local");
+    REQUIRE(lease.ok());
+    CHECK(store.Reserved("10.7.0.2"));
+    then(*lease);
+  }
+  return store.Reserved("10.7.0.2");
+}
 
 cni::CmdArgs LeaseArgs(const Store& store, const std::string& version) {
   Json conf = {{"cniVersion", version},
@@ -48,41 +58,28 @@ cni::CmdArgs LeaseArgs(const Store& store, const std::string& version) {
 
 TEST_CASE("IpamLease: an ADD that returns before Commit releases the address", "[invoke]") {
   Store store;
-  cni::CmdArgs args = LeaseArgs(store, "1.0.0");
-  {
-    absl::StatusOr<cni::IpamLease> lease = cni::IpamLease::Acquire(args, "host-local");
-    REQUIRE(lease.ok());
-    REQUIRE(lease->RequireAddresses().ok());
-    CHECK(lease->result().ips[0].address.ToString() == "10.7.0.2/24");
-    CHECK(store.Reserved("10.7.0.2"));
-  }
-  CHECK_FALSE(store.Reserved("10.7.0.2"));
+  CHECK_FALSE(ReservedAfter(store, LeaseArgs(store, "1.0.0"), [](cni::IpamLease& lease) {
+    REQUIRE(lease.RequireAddresses().ok());
+    CHECK(lease.result().ips[0].address.ToString() == "10.7.0.2/24");
+  }));
 }
 
 TEST_CASE("IpamLease: Commit keeps the address when the result prints at the config's version", "[invoke]") {
   Store store;
-  cni::CmdArgs args = LeaseArgs(store, "1.0.0");
-  {
-    absl::StatusOr<cni::IpamLease> lease = cni::IpamLease::Acquire(args, "host-local");
-    REQUIRE(lease.ok());
-    cni::IpamLease moved = *std::move(lease);  // ownership moves; one release at most
+  CHECK(ReservedAfter(store, LeaseArgs(store, "1.0.0"), [](cni::IpamLease& lease) {
+    cni::IpamLease moved = std::move(lease);  // ownership moves; one release at most
     REQUIRE(moved.Commit(moved.result()).ok());
-  }
-  CHECK(store.Reserved("10.7.0.2"));
+  }));
 }
 
 TEST_CASE("IpamLease: a result that cannot print at the config's version is refused and released", "[invoke]") {
   Store store;
-  cni::CmdArgs args = LeaseArgs(store, "0.2.0");
-  {
-    absl::StatusOr<cni::IpamLease> lease = cni::IpamLease::Acquire(args, "host-local");
-    REQUIRE(lease.ok());
+  CHECK_FALSE(ReservedAfter(store, LeaseArgs(store, "0.2.0"), [](cni::IpamLease& lease) {
     cni::Result empty;  // no IPs: 0.2.0 has no shape for it
-    absl::Status st = lease->Commit(empty);
+    absl::Status st = lease.Commit(empty);
     CHECK(cni::CodeOf(st) == 1);
     CHECK(absl::StartsWith(st.message(), "IPAM result: "));
-  }
-  CHECK_FALSE(store.Reserved("10.7.0.2"));
+  }));
 }
 
 TEST_CASE("IpamLease: the IPAM plugin's failure comes back with its code", "[invoke]") {

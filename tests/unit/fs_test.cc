@@ -12,16 +12,14 @@
 
 #include "cni/error.h"
 #include "cni/fs.h"
+#include "support/run.h"
 
 namespace {
 
+// A scratch directory (support/run.h) with "dir / name" for paths in it.
 struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/cni-fs-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  cni::test::TempDir tmp;
+  std::string path = tmp.str();
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
 
