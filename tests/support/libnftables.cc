@@ -2,16 +2,20 @@
 
 #include <dlfcn.h>
 
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fw/nft.h"
 
 // The soname is read from the development library at configure time
-// (sdk/CMakeLists.txt), so a libnftables ABI bump is caught by the build.
+// (tests/CMakeLists.txt), so a libnftables ABI bump is caught by the build.
 #ifndef CNI_LIBNFTABLES_SONAME
 #error "CNI_LIBNFTABLES_SONAME must be defined by the build"
 #endif
 
-namespace cni::fw::internal {
+namespace cni::test {
 namespace {
 
 absl::StatusOr<LibNftables> Load() {
@@ -56,4 +60,59 @@ absl::StatusOr<const LibNftables*> LoadLibNftables() {
   return &**loaded;
 }
 
-}  // namespace cni::fw::internal
+namespace {
+
+// Only called once Open() has loaded the library, so the value is always there.
+const LibNftables& Lib() { return **LoadLibNftables(); }
+
+}  // namespace
+
+std::unique_ptr<net::NetlinkSocket> NetfilterSocket() {
+  absl::StatusOr<net::NetlinkSocket> nl = fw::nft::OpenSocket();
+  REQUIRE(nl.ok());
+  return std::make_unique<net::NetlinkSocket>(*std::move(nl));
+}
+
+void Nft::Deleter::operator()(nft_ctx* ctx) const { Lib().ctx_free(ctx); }
+
+absl::StatusOr<Nft> Nft::Open() {
+  absl::StatusOr<const LibNftables*> lib = LoadLibNftables();
+  if (!lib.ok()) return lib.status();
+  nft_ctx* ctx = (*lib)->ctx_new(NFT_CTX_DEFAULT);
+  if (ctx == nullptr) return Error(ErrorCode::kInternal, "nftables: cannot create a context");
+  Nft nft(ctx);
+  // Output and errors go to buffers we read, never to our stdout.
+  if (Lib().ctx_buffer_output(ctx) != 0 || Lib().ctx_buffer_error(ctx) != 0) {
+    return Error(ErrorCode::kInternal, "nftables: cannot buffer output");
+  }
+  return nft;
+}
+
+absl::Status Nft::Run(absl::string_view batch) {
+  Lib().ctx_output_set_flags(ctx_.get(), 0);
+  std::string buf(batch);
+  if (Lib().run_cmd_from_buffer(ctx_.get(), buf.c_str()) != 0) {
+    std::string err = Lib().ctx_get_error_buffer(ctx_.get());
+    return Error(ErrorCode::kInternal, absl::StrCat("nftables transaction failed: ", err));
+  }
+  (void)Lib().ctx_get_output_buffer(ctx_.get());  // drain
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> Nft::ListJson(absl::string_view command) {
+  Lib().ctx_output_set_flags(ctx_.get(), NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_HANDLE);
+  std::string buf(command);
+  int rc = Lib().run_cmd_from_buffer(ctx_.get(), buf.c_str());
+  std::string out = Lib().ctx_get_output_buffer(ctx_.get());
+  std::string err = Lib().ctx_get_error_buffer(ctx_.get());
+  Lib().ctx_output_set_flags(ctx_.get(), 0);
+  if (rc != 0) {
+    absl::Status st = Error(ErrorCode::kInternal, absl::StrCat("nftables: ", command, ": ", err));
+    // A missing table or chain is reported as ENOENT; callers treat it as empty.
+    if (absl::StrContains(err, "No such file or directory")) return absl::NotFoundError(err);
+    return st;
+  }
+  return ParseJson(out);
+}
+
+}  // namespace cni::test
