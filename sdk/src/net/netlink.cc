@@ -128,9 +128,11 @@ absl::StatusOr<NlSockPtr> NetlinkSocket::Connect(NetlinkProtocol protocol) {
 }
 
 absl::StatusOr<NetlinkSocket> NetlinkSocket::Open(NetlinkProtocol protocol) {
-  ASSIGN_OR_RETURN(Netns ns, Netns::Current());
   ASSIGN_OR_RETURN(NlSockPtr sock, Connect(protocol));
-  return NetlinkSocket(std::move(sock), std::move(ns), protocol);
+  // The namespace is remembered when it can be (it needs /proc): a plugin in
+  // a minimal chroot can still talk netlink in its own namespace.
+  absl::StatusOr<Netns> ns = Netns::Current();
+  return NetlinkSocket(std::move(sock), ns.ok() ? std::optional<Netns>(*std::move(ns)) : std::nullopt, protocol);
 }
 
 absl::StatusOr<NetlinkSocket> NetlinkSocket::OpenIn(const Netns& ns, NetlinkProtocol protocol) {
@@ -145,10 +147,11 @@ absl::StatusOr<NetlinkSocket> NetlinkSocket::OpenIn(const Netns& ns, NetlinkProt
 absl::Status NetlinkSocket::Reconnect() {
   // In the socket's namespace: directly when the calling thread is there
   // (the usual case), else on a helper thread, as OpenIn does.
-  absl::StatusOr<Netns> here = Netns::Current();
-  absl::StatusOr<NlSockPtr> fresh = here.ok() && Netns::Same(*here, netns_)
+  // An unknown namespace is the calling thread's (see Open).
+  absl::StatusOr<Netns> here = netns_.has_value() ? Netns::Current() : absl::StatusOr<Netns>(absl::UnknownError(""));
+  absl::StatusOr<NlSockPtr> fresh = !netns_.has_value() || (here.ok() && Netns::Same(*here, *netns_))
                                         ? Connect(protocol_)
-                                        : netns_.RunFor<NlSockPtr>([p = protocol_] { return Connect(p); });
+                                        : netns_->RunFor<NlSockPtr>([p = protocol_] { return Connect(p); });
   RETURN_IF_ERROR(fresh, "reopening the netlink socket");
   sock_ = *std::move(fresh);
   dirty_ = false;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -149,8 +150,10 @@ class NetlinkSocket {
   // The raw libnl socket, still owned by this object (for libnl calls in
   // sdk/src/net; needs <netlink/...> headers to be of any use).
   nl_sock* get() const { return sock_.get(); }
-  // The namespace this socket works in (for sysctls, which need a thread there).
-  const Netns& netns() const { return netns_; }
+  // The namespace this socket works in (for sysctls, which need a thread
+  // there). Not known, and not to be asked, for a socket from Open() in a
+  // process without /proc (a minimal chroot), which needs none.
+  const Netns& netns() const { return *netns_; }
   // The netlink family it talks to.
   NetlinkProtocol protocol() const { return protocol_; }
 
@@ -180,7 +183,7 @@ class NetlinkSocket {
                                   absl::string_view what);
 
  private:
-  NetlinkSocket(NlSockPtr sock, Netns netns, NetlinkProtocol protocol)
+  NetlinkSocket(NlSockPtr sock, std::optional<Netns> netns, NetlinkProtocol protocol)
       : sock_(std::move(sock)), netns_(std::move(netns)), protocol_(protocol) {}
   static absl::StatusOr<NlSockPtr> Connect(NetlinkProtocol protocol);
   // A fresh socket in place of one whose answers are not all read (a dump
@@ -193,7 +196,7 @@ class NetlinkSocket {
   void GrowBuffer(int option, int force_option, size_t bytes);
 
   NlSockPtr sock_;
-  Netns netns_;
+  std::optional<Netns> netns_;  // nullopt: opened here, namespace not known
   NetlinkProtocol protocol_ = NetlinkProtocol::kRoute;
   bool dirty_ = false;                  // answers may be left unread: Reconnect first
   std::unique_ptr<char[]> buf_;         // the receive buffer, made on first use
