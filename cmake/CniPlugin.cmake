@@ -1,17 +1,14 @@
-# cni_add_plugin(<name> SOURCES <files...> [USES_LIBNFTABLES])
+# cni_add_plugin(<name> SOURCES <files...>)
 # Builds one plugin executable into ${CNI_PLUGIN_BUILD_DIR} and installs it into
 # ${CNI_PLUGIN_INSTALL_DIR}. The plugin's logic also goes into a static library
 # <name>_lib (everything but main.cc) so unit tests can link it.
 #
 # Start-up cost decides the link: a plugin is exec'ed on every pod start and
 # most of a short call is spent loading and relocating shared libraries. So a
-# plugin is a static PIE (no dynamic loader at all), except one that uses
-# libnftables (USES_LIBNFTABLES: it calls cni::fw::Nft::Open, Run or
-# ListJson): libnftables is dlopen'ed, which needs the shared libc, so such a
-# plugin links libc dynamically and everything else (libstdc++, Abseil,
-# libnl) statically. None of ours does: the nftables backend (ipMasq,
-# macspoofchk, portmap) writes over netlink (cni/fw/nft_batch.h), and
-# user-written nft text (portmap's conditions) goes through the nft program.
+# plugin is a static PIE (no dynamic loader at all). No plugin loads
+# libnftables: the nftables backend (ipMasq, macspoofchk, portmap) reads and
+# writes over netlink (cni/fw/nft.h, nft_batch.h), and user-written nft text
+# (portmap's conditions) goes through the nft program.
 #
 # The static link prints glibc's warnings that getaddrinfo, getprotobyname and
 # getprotobynumber "require at runtime the shared libraries": libnl's addr.o
@@ -19,7 +16,7 @@
 # nl_ip_proto2str). The plugins never call them: they build every address from
 # bytes and never print protocol names, so no NSS module is ever loaded.
 function(cni_add_plugin name)
-  cmake_parse_arguments(ARG "USES_LIBNFTABLES" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   set(lib_sources ${ARG_SOURCES})
   list(FILTER lib_sources EXCLUDE REGEX "main\\.cc$")
   if(lib_sources)
@@ -34,7 +31,7 @@ function(cni_add_plugin name)
   target_link_libraries(${name} PRIVATE ${link_target})
   if(CNI_SANITIZE)
     # Sanitizers want the shared runtime libraries.
-  elseif(ARG_USES_LIBNFTABLES OR NOT CNI_STATIC_PLUGINS)
+  elseif(NOT CNI_STATIC_PLUGINS)
     target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
   else()
     target_link_options(${name} PRIVATE -static-pie)

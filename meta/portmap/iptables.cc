@@ -19,6 +19,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <thread>
@@ -32,6 +33,7 @@
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
+#include "cni/status_macros.h"
 #include "portmap.h"
 #include "rule_record.h"
 
@@ -216,21 +218,24 @@ NatState FromSnapshot(const fw::IptTable& t, const std::string& chain) {
 // iptables-save would print every chain and rule of the table (~45 ms at
 // 1,000 containers). nullopt: take a snapshot instead (a repeated ADD, not
 // iptables-nft, or a failed lookup).
-std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
+std::optional<NatState> FromKernel(LazyNetfilter& nf, bool v6, const std::string& chain) {
   if (!fw::IptablesIsNft(v6)) return std::nullopt;
+  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+  if (!sock.ok()) return std::nullopt;
+  net::NetlinkSocket& nl = **sock;
   const char* family = NftFamily(v6);
-  absl::StatusOr<bool> mine = fw::Nft::HasChain(family, "nat", chain);
+  absl::StatusOr<bool> mine = fw::nft::HasChain(nl, family, "nat", chain);
   if (!mine.ok() || *mine) return std::nullopt;
   bool failed = false;
   auto has = [&](const char* name) {
-    absl::StatusOr<bool> h = fw::Nft::HasChain(family, "nat", name);
+    absl::StatusOr<bool> h = fw::nft::HasChain(nl, family, "nat", name);
     failed = failed || !h.ok();
     return h.ok() && *h;
   };
   // `limit` 0: every rule of the chain.
   auto rules = [&](const char* name, size_t limit = 0) {
-    absl::StatusOr<std::vector<fw::NftRule>> r = limit > 0 ? fw::Nft::ListFirstRules(family, "nat", name, limit)
-                                                           : fw::Nft::ListRules(family, "nat", name);
+    absl::StatusOr<std::vector<fw::NftRule>> r = limit > 0 ? fw::nft::ListFirstRules(nl, family, "nat", name, limit)
+                                                           : fw::nft::ListRules(nl, family, "nat", name);
     failed = failed || !r.ok();
     return r.ok() ? *r : std::vector<fw::NftRule>{};
   };
@@ -253,11 +258,11 @@ std::optional<NatState> FromKernel(bool v6, const std::string& chain) {
 
 // `inserted`: the entry rules with their handles, when they were written
 // over netlink (else nullopt).
-absl::Status ForwardOnce(const Config& c, const DnatRules& d, const net::IpPrefix& addr,
+absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d, const net::IpPrefix& addr,
                          std::optional<std::vector<fw::NftRule>>& inserted) {
   bool v6 = !addr.is_v4();
   inserted.reset();
-  std::optional<NatState> t = FromKernel(v6, d.chain);
+  std::optional<NatState> t = FromKernel(nf, v6, d.chain);
   // With iptables-nft, the container's chain, its rules and the entry rules
   // go in over netlink, as one nf_tables transaction: iptables-restore costs
   // a program run, and "-I CNI-HOSTPORT-DNAT 1" makes it read every rule of
@@ -297,13 +302,14 @@ absl::Status ForwardOnce(const Config& c, const DnatRules& d, const net::IpPrefi
       if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) return st;
     }
     // A failure here leaves nothing of the container; the retry looks again.
+    ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
     const char* family = NftFamily(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
     for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
     for (const fw::NftRuleSpec& r : d.entry_rules) own.InsertRule(family, "nat", kDnat, r);
     std::vector<fw::NftRule> added;
-    if (absl::Status st = own.Commit(&added); !st.ok()) return st;
+    RETURN_IF_ERROR(own.Commit(*nl, &added));
     std::erase_if(added, [](const fw::NftRule& r) { return r.chain != kDnat; });
     inserted = std::move(added);
     return absl::OkStatus();
@@ -327,7 +333,7 @@ namespace {
 // first few rules finds them whatever the chain's length; a few more are
 // read in case concurrent ADDs put theirs above since. Not all found: no
 // record, and DEL lists.
-void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
+void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const DnatRules& d,
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   if (!store.enabled()) return;
@@ -337,28 +343,31 @@ void RememberJumps(bool v6, const std::string& id, const DnatRules& d,
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
   // Only the netlink path (iptables-nft) fills `inserted`; otherwise ask.
   if (!inserted.has_value() && !fw::IptablesIsNft(v6)) return store.Remove(id);
+  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+  if (!sock.ok()) return store.Remove(id);
+  net::NetlinkSocket& nl = **sock;
   std::vector<fw::NftRule> jumps;
   if (inserted.has_value()) {
     jumps = *inserted;
   } else if (absl::StatusOr<std::vector<fw::NftRule>> first =
-                 fw::Nft::ListFirstRules(family, "nat", kDnat, d.entries.size() + 16);
+                 fw::nft::ListFirstRules(nl, family, "nat", kDnat, d.entries.size() + 16);
              first.ok()) {
     for (const fw::NftRule& r : *first) {
       if (r.jump == d.chain) jumps.push_back(r);
     }
   }
-  if (jumps.size() != d.entries.size() || !NoteTable(record, family, "nat")) return store.Remove(id);
+  if (jumps.size() != d.entries.size() || !NoteTable(nl, record, family, "nat")) return store.Remove(id);
   record.rules.insert(record.rules.end(), jumps.begin(), jumps.end());
   store.Save(id, record);
 }
 }  // namespace
 
-absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix& addr) {
+static absl::Status Forward(LazyNetfilter& nf, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   DnatRules d = BuildDnatRules(c, id, addr);
   std::optional<std::vector<fw::NftRule>> inserted;
-  absl::Status st = fw::RetryOnConflict([&] { return ForwardOnce(c, d, addr, inserted); });
+  absl::Status st = fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, inserted); });
   if (!st.ok()) return Annotate(st, "unable to set up iptables port mappings");
-  RememberJumps(!addr.is_v4(), id, d, inserted);
+  RememberJumps(nf, !addr.is_v4(), id, d, inserted);
   return absl::OkStatus();
 }
 
@@ -370,17 +379,19 @@ namespace {
 // is unusual: the SN- chain of old upstream versions, or a jump from
 // elsewhere (the chain is then still in use and cannot be deleted).
 // `jumps`: the recorded jumps into the chain; nullopt lists the chain.
-absl::Status UnforwardOverNetlink(bool v6, const std::string& dn, const std::string& sn,
+absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string& dn, const std::string& sn,
                                   const std::optional<std::vector<fw::NftRule>>& jumps) {
+  ASSIGN_OR_RETURN(net::NetlinkSocket * sock, nf.Get());
+  net::NetlinkSocket& nl = *sock;
   const char* family = NftFamily(v6);
-  absl::StatusOr<bool> has_sn = fw::Nft::HasChain(family, "nat", sn);
+  absl::StatusOr<bool> has_sn = fw::nft::HasChain(nl, family, "nat", sn);
   if (!has_sn.ok()) return has_sn.status();
   if (*has_sn) return absl::FailedPreconditionError("an SN- chain exists");
   fw::NftBatch b;
   if (jumps.has_value()) {
     for (const fw::NftRule& r : *jumps) b.DeleteRule(r);
   } else {
-    absl::StatusOr<std::vector<fw::NftRule>> entries = fw::Nft::ListRules(family, "nat", kDnat);
+    absl::StatusOr<std::vector<fw::NftRule>> entries = fw::nft::ListRules(nl, family, "nat", kDnat);
     if (!entries.ok()) return entries.status();
     for (const fw::NftRule& r : *entries) {
       if (r.jump == dn) b.DeleteRule(r);
@@ -388,14 +399,17 @@ absl::Status UnforwardOverNetlink(bool v6, const std::string& dn, const std::str
   }
   b.FlushChain(family, "nat", dn);
   b.DeleteChain(family, "nat", dn);
-  return b.Commit();
+  return b.Commit(nl);
 }
 }  // namespace
 
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
-std::optional<std::vector<fw::NftRule>> RecordedJumps(const std::optional<Record>& record, const char* family) {
-  if (!record.has_value() || !TableUnchanged(*record, family, "nat")) return std::nullopt;
+std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<Record>& record,
+                                                      const char* family) {
+  if (!record.has_value()) return std::nullopt;
+  absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
+  if (!nl.ok() || !TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
   std::vector<fw::NftRule> jumps;
   for (const fw::NftRule& r : record->rules) {
     if (r.family == family && r.table == "nat" && r.chain == kDnat) jumps.push_back(r);
@@ -403,7 +417,7 @@ std::optional<std::vector<fw::NftRule>> RecordedJumps(const std::optional<Record
   return jumps;
 }
 
-absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first) {
+static absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   const std::optional<Record> record = store.Load(id);
   const std::string dn = fw::ChainName(network, id, "DN-");
@@ -414,18 +428,20 @@ absl::Status Unforward(const std::string& network, const std::string& id, bool p
     if (!fw::IptablesAvailable(v6)) return;
     // With iptables-nft the probe costs no program run: always ask first.
     const bool nft = fw::IptablesIsNft(v6);
+    LazyNetfilter nf;  // one per thread: a socket is not shared between threads
     if (probe_first || nft) {
       // No DN- chain: nothing of this container's (upstream's old SN- chain
       // always came with a DN- chain). A failed probe falls through to the
       // full read.
-      absl::StatusOr<bool> has = fw::IptablesHasChain(v6, "nat", dn);
+      absl::StatusOr<net::NetlinkSocket*> sock = nft ? nf.Get() : nullptr;
+      absl::StatusOr<bool> has = fw::IptablesHasChain(sock.ok() ? *sock : nullptr, v6, "nat", dn);
       if (has.ok() && !*has) return;
       if (has.ok() && nft) {
         // By the recorded handles, else by listing the entry chain, else
         // (below) as with iptables-legacy.
-        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(record, NftFamily(v6));
-        if (recorded.has_value() && UnforwardOverNetlink(v6, dn, sn, recorded).ok()) return;
-        if (UnforwardOverNetlink(v6, dn, sn, std::nullopt).ok()) return;
+        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, NftFamily(v6));
+        if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return;
+        if (UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok()) return;
       }
     }
     st[v6] = fw::RetryOnConflict([&]() -> absl::Status {
@@ -448,7 +464,7 @@ absl::Status Unforward(const std::string& network, const std::string& id, bool p
   return Error(ErrorCode::kInternal, absl::StrCat("removing iptables port mappings: ", absl::StrJoin(errors, "; ")));
 }
 
-absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr) {
+static absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr) {
   bool v6 = !addr.is_v4();
   absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, "nat");
   if (!t.ok()) return t.status();
@@ -466,7 +482,7 @@ absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& 
   return absl::OkStatus();
 }
 
-absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
+static absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   // As iptables-save prints it: the comment's quotes are backslash-escaped.
   std::string prefix = absl::StrCat("dnat name: \\\"", network, "\\\" id: \\\"");
   RecordStore records = RecordStore::ForCurrentNetns(kIptRecordDir);
@@ -508,4 +524,39 @@ absl::Status Gc(const std::string& network, const std::vector<std::string>& vali
                                                   absl::StrJoin(errors, "; ")));
 }
 
+namespace {
+
+// The nat table's chains as upstream's portmap builds them, one commit per
+// family.
+class IptBackend final : public PortmapBackend {
+ public:
+  absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
+    for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(Forward(nf_, c, id, a));
+    return absl::OkStatus();
+  }
+  // When the configured backend is nftables the rules are most likely
+  // there: probe before reading the whole table.
+  absl::Status Del(const Config& c, const std::string& id) override {
+    return Unforward(c.name, id, c.backend == fw::Backend::kNftables);
+  }
+  absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
+    for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(ipt::Check(c, id, a));
+    return absl::OkStatus();
+  }
+  absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) override {
+    return ipt::Gc(c.name, valid_ids);
+  }
+  // One commit per family: the first may be in when the second fails.
+  bool Transactional() const override { return false; }
+};
+
+}  // namespace
+
+
 }  // namespace cni::portmap::ipt
+
+namespace cni::portmap {
+
+std::unique_ptr<PortmapBackend> MakeIptablesBackend() { return std::make_unique<ipt::IptBackend>(); }
+
+}  // namespace cni::portmap

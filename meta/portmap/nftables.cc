@@ -2,6 +2,7 @@
 // builds them. Every rule of a container carries its ID as the comment, which
 // is how DEL/GC find them (and how upstream's DEL finds ours).
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "cni/fw/iptables.h"  // RetryOnConflict
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
+#include "cni/status_macros.h"
 #include "rule_record.h"
 #include "portmap.h"
 
@@ -23,8 +25,8 @@ constexpr const char* kHostIpHostPorts = "hostip_hostports";
 constexpr const char* kMasq = "masquerading";
 
 // The rules of one family's table that belong to `id`.
-absl::StatusOr<std::vector<fw::NftRule>> RulesOf(bool v6, const std::string& id) {
-  absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(NftFamily(v6), kTable);
+absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const std::string& id) {
+  absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(nl, NftFamily(v6), kTable);
   if (!all.ok()) return all.status();
   std::vector<fw::NftRule> mine;
   for (const fw::NftRule& r : *all) {
@@ -89,10 +91,10 @@ void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, cons
 namespace {
 
 // Every rule of `id` in both families' tables, by listing the tables.
-absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(const std::string& id) {
+absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const std::string& id) {
   std::vector<fw::NftRule> mine;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> rules = RulesOf(v6, id);
+    absl::StatusOr<std::vector<fw::NftRule>> rules = RulesOf(nl, v6, id);
     if (!rules.ok()) return rules.status();
     mine.insert(mine.end(), rules->begin(), rules->end());
   }
@@ -101,19 +103,19 @@ absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(const std::string& id) {
 
 // Whether `record` can be trusted: every table it names still has the
 // handle it had when the rules were made.
-bool Trusted(const Record& record) {
+bool Trusted(net::NetlinkSocket& nl, const Record& record) {
   return std::all_of(record.tables.begin(), record.tables.end(),
-                     [&](const auto& noted) { return TableUnchanged(record, noted.first, kTable); });
+                     [&](const auto& noted) { return TableUnchanged(nl, record, noted.first, kTable); });
 }
 
 // Records the container's rules among those a commit just added (not the
 // hook chains' jumps, which every ADD makes again), with the handles of the
 // tables they went into.
-void Remember(const RecordStore& store, const std::string& id, const std::vector<fw::NftRule>& added) {
+void Remember(net::NetlinkSocket& nl, const RecordStore& store, const std::string& id, const std::vector<fw::NftRule>& added) {
   Record record;
   for (const fw::NftRule& r : added) {
     if (r.comment != id) continue;
-    if (record.tables.count(r.family) == 0 && !NoteTable(record, r.family, kTable)) return store.Remove(id);
+    if (record.tables.count(r.family) == 0 && !NoteTable(nl, record, r.family, kTable)) return store.Remove(id);
     record.rules.push_back(r);
   }
   store.Save(id, record);
@@ -124,16 +126,16 @@ void Remember(const RecordStore& store, const std::string& id, const std::vector
 // and upstream never looks); a retry lists the tables, since the failure may
 // have been a recorded rule deleted by someone else, or a commit whose echo
 // was lost.
-absl::Status ForwardOnce(const RecordStore& store, const Config& c, const std::string& id,
+absl::Status ForwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const Config& c, const std::string& id,
                          const std::vector<net::IpPrefix>& addrs, bool first_attempt) {
   std::optional<std::vector<fw::NftRule>> stale;  // nullopt: unknown, list them
   if (first_attempt && store.enabled()) {
     std::optional<Record> record = store.Load(id);
     if (!record.has_value()) stale.emplace();  // no record: nothing of ours
-    else if (Trusted(*record)) stale = std::move(record->rules);
+    else if (Trusted(nl, *record)) stale = std::move(record->rules);
   }
   if (!stale.has_value()) {
-    absl::StatusOr<std::vector<fw::NftRule>> listed = ListedRulesOf(id);
+    absl::StatusOr<std::vector<fw::NftRule>> listed = ListedRulesOf(nl, id);
     if (!listed.ok()) return listed.status();
     stale = std::move(*listed);
   }
@@ -145,56 +147,73 @@ absl::Status ForwardOnce(const RecordStore& store, const Config& c, const std::s
     // User-written conditions: the nft program, which does not tell us the
     // new handles. Without a record, DEL lists.
     store.Remove(id);
-    return fw::Nft::Apply(b);
+    return fw::nft::Apply(nl, b);
   }
   std::vector<fw::NftRule> added;
-  if (absl::Status st = b.Commit(&added); !st.ok()) return st;
-  Remember(store, id, added);
+  if (absl::Status st = b.Commit(nl, &added); !st.ok()) return st;
+  Remember(nl, store, id, added);
   return absl::OkStatus();
 }
 
-absl::Status UnforwardOnce(const RecordStore& store, const std::string& id, bool first_attempt) {
+absl::Status UnforwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const std::string& id, bool first_attempt) {
   std::optional<Record> record = first_attempt ? store.Load(id) : std::nullopt;
-  if (record.has_value() && Trusted(*record)) {
+  if (record.has_value() && Trusted(nl, *record)) {
     fw::NftBatch b;
     for (const fw::NftRule& r : record->rules) b.DeleteRule(r);
-    if (b.Commit().ok()) {
+    if (b.Commit(nl).ok()) {
       store.Remove(id);
       return absl::OkStatus();
     }
     // A recorded rule is gone already (deleted by someone else): list.
   }
-  absl::StatusOr<std::vector<fw::NftRule>> mine = ListedRulesOf(id);
+  absl::StatusOr<std::vector<fw::NftRule>> mine = ListedRulesOf(nl, id);
   if (!mine.ok()) return mine.status();
   fw::NftBatch b;
   for (const fw::NftRule& r : *mine) b.DeleteRule(r);
   // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
-  if (absl::Status st = b.Commit(); !st.ok()) return st;
+  if (absl::Status st = b.Commit(nl); !st.ok()) return st;
   store.Remove(id);
   return absl::OkStatus();
 }
 }  // namespace
 
-absl::Status Forward(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+namespace {
+
+// Tables ip/ip6 cni_hostport, through one NETLINK_NETFILTER socket.
+class NftBackend final : public PortmapBackend {
+ public:
+  absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
+  absl::Status Del(const Config& c, const std::string& id) override;
+  absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
+  absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) override;
+};
+
+absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+  const char* what = "unable to set up nftables rules for port mappings";
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
   RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
-  return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(store, c, id, addrs, std::exchange(first, false)); }),
-                  "unable to set up nftables rules for port mappings");
+  return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(*nl, store, c, id, addrs, std::exchange(first, false)); }),
+                  what);
 }
 
-absl::Status Unforward(const std::string& id) {
+absl::Status NftBackend::Del(const Config&, const std::string& id) {
+  const char* what = "deleting nftables port-mapping rules";
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
   RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
-  return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(store, id, std::exchange(first, false)); }),
-                  "deleting nftables port-mapping rules");
+  return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, id, std::exchange(first, false)); }),
+                  what);
 }
 
-absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+absl::Status NftBackend::Check(const Config& c, const std::string& id,
+                                     const std::vector<net::IpPrefix>& addrs) {
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter());
   // Only the families the container has are checked: a missing ip6 table is
   // fine for an IPv4-only container (upstream 1.1.1 got this wrong).
   for (const net::IpPrefix& a : addrs) {
     bool v6 = !a.is_v4();
-    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(v6, id);
+    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(*nl, v6, id);
     if (!mine.ok()) return mine.status();
     size_t dnat = 0, masq = 0;
     for (const fw::NftRule& r : *mine) {
@@ -212,10 +231,12 @@ absl::Status Check(const Config& c, const std::string& id, const std::vector<net
   return absl::OkStatus();
 }
 
-absl::Status Gc(const std::vector<std::string>& valid_ids) {
+absl::Status NftBackend::Gc(const Config&, const std::vector<std::string>& valid_ids) {
+  const char* what = "garbage-collecting nftables port-mapping rules";
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
   fw::NftBatch b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> all = fw::Nft::ListRules(NftFamily(v6), kTable);
+    absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(*nl, NftFamily(v6), kTable);
     if (!all.ok()) return all.status();
     for (const fw::NftRule& r : *all) {
       if (r.comment.empty()) continue;  // the hook chains' jumps
@@ -224,9 +245,18 @@ absl::Status Gc(const std::vector<std::string>& valid_ids) {
       if (!valid) b.DeleteRule(r);
     }
   }
-  if (absl::Status st = b.Commit(); !st.ok()) return Annotate(st, "garbage-collecting nftables port-mapping rules");
+  RETURN_IF_ERROR(b.Commit(*nl), what);
   RecordStore::ForCurrentNetns(kNftRecordDir).RemoveAllBut(valid_ids);
   return absl::OkStatus();
 }
 
+}  // namespace
+
+
 }  // namespace cni::portmap::nft
+
+namespace cni::portmap {
+
+std::unique_ptr<PortmapBackend> MakeNftablesBackend() { return std::make_unique<nft::NftBackend>(); }
+
+}  // namespace cni::portmap

@@ -1,14 +1,17 @@
 #include "portmap.h"
 
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"
+#include "cni/fw/nft.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace cni::portmap {
@@ -62,6 +65,17 @@ absl::Status EnableLocalnetRouting(const net::IpAddress& container_ip) {
 
 }  // namespace
 
+absl::StatusOr<net::NetlinkSocket*> LazyNetfilter::Get() {
+  if (!nl_.has_value()) {
+    ASSIGN_OR_RETURN(nl_, fw::nft::OpenSocket());
+  }
+  return &*nl_;
+}
+
+std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend) {
+  return backend == fw::Backend::kNftables ? MakeNftablesBackend() : MakeIptablesBackend();
+}
+
 absl::StatusOr<Result> Add(const CmdArgs& args) {
   absl::StatusOr<Config> c = Parse(args);
   if (!c.ok()) return c.status();
@@ -79,12 +93,9 @@ absl::StatusOr<Result> Add(const CmdArgs& args) {
     (void)Del(args);
     return st;
   };
-  if (c->backend == fw::Backend::kNftables) {
-    if (absl::Status st = nft::Forward(*c, args.container_id, addrs); !st.ok()) return st;
-  } else {
-    for (const net::IpPrefix& a : addrs) {
-      if (absl::Status st = ipt::Forward(*c, args.container_id, a); !st.ok()) return undo(st);
-    }
+  std::unique_ptr<PortmapBackend> backend = MakeBackend(c->backend);
+  if (absl::Status st = backend->Add(*c, args.container_id, addrs); !st.ok()) {
+    return backend->Transactional() ? st : undo(st);
   }
   if (c->cont_v4.has_value() && c->snat) {
     if (absl::Status st = EnableLocalnetRouting(c->cont_v4->addr()); !st.ok()) return undo(st);
@@ -104,9 +115,8 @@ absl::Status Del(const CmdArgs& args) {
   // different tables, so they run side by side (DEL is on the pod tear-down
   // path, and iptables-save of a big nat table is the slow part).
   absl::Status st_ipt;
-  bool rules_likely_in_nft = c->backend == fw::Backend::kNftables;
-  std::thread ipt_thread([&] { st_ipt = ipt::Unforward(c->name, args.container_id, rules_likely_in_nft); });
-  absl::Status st_nft = nft::Unforward(args.container_id);
+  std::thread ipt_thread([&] { st_ipt = MakeIptablesBackend()->Del(*c, args.container_id); });
+  absl::Status st_nft = MakeNftablesBackend()->Del(*c, args.container_id);
   ipt_thread.join();
   for (bool v6 : {false, true}) (void)FlushUdpConntrack(v6, UdpPorts(*c));
   if (!st_ipt.ok() && !st_nft.ok()) {
@@ -120,12 +130,7 @@ absl::Status Check(const CmdArgs& args) {
   if (!c.ok()) return c.status();
   if (!c->prev_result.has_value()) return Error(ErrorCode::kInvalidNetworkConfig, "portmap: required prevResult missing");
   if (c->mappings.empty()) return absl::OkStatus();
-  std::vector<net::IpPrefix> addrs = Addresses(*c);
-  if (c->backend == fw::Backend::kNftables) return nft::Check(*c, args.container_id, addrs);
-  for (const net::IpPrefix& a : addrs) {
-    if (absl::Status st = ipt::Check(*c, args.container_id, a); !st.ok()) return st;
-  }
-  return absl::OkStatus();
+  return MakeBackend(c->backend)->Check(*c, args.container_id, Addresses(*c));
 }
 
 absl::Status Gc(const CmdArgs& args) {
@@ -133,8 +138,8 @@ absl::Status Gc(const CmdArgs& args) {
   if (!c.ok()) return c.status();
   std::vector<std::string> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.push_back(a.container_id);
-  absl::Status st_ipt = ipt::Gc(c->name, valid);
-  absl::Status st_nft = nft::Gc(valid);
+  absl::Status st_ipt = MakeIptablesBackend()->Gc(*c, valid);
+  absl::Status st_nft = MakeNftablesBackend()->Gc(*c, valid);
   return st_ipt.ok() ? st_nft : st_ipt;
 }
 

@@ -3,12 +3,15 @@
 // With no portMappings it does nothing at all and passes prevResult through.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cni/fw/nft_batch.h"
+#include "cni/net/netlink.h"
 #include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
@@ -28,31 +31,57 @@ std::vector<std::string> SupportedVersions();
 // iptables-nft, iptables' tables are nf_tables tables too).
 inline const char* NftFamily(bool v6) { return v6 ? "ip6" : "ip"; }
 
-// Forward: install the rules for every address in `addrs` (at most one per
-// family) in one transaction (nftables) / one commit per family (iptables),
-// replacing this container's earlier rules. Unforward: remove this
-// container's rules, missing is fine. Check: the rules exist. Gc: remove the
-// rules of containers not in `valid_ids`.
+// A NETLINK_NETFILTER socket opened on first use (many calls need none),
+// in the namespace of the thread that first asks; then that thread's only.
+class LazyNetfilter {
+ public:
+  // The socket, opened now if not yet.
+  absl::StatusOr<net::NetlinkSocket*> Get();
+
+ private:
+  std::optional<net::NetlinkSocket> nl_;
+};
+
+// One packet-filter backend. Add: install the rules for every address in
+// `addrs` (at most one per family), replacing this container's earlier
+// rules. Del: remove this container's rules, missing is fine. Check: the
+// rules exist. Gc: remove the rules of containers not in `valid_ids`.
+// An object is used by one thread.
+class PortmapBackend {
+ public:
+  virtual ~PortmapBackend() = default;
+  // See above.
+  virtual absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) = 0;
+  // See above.
+  virtual absl::Status Del(const Config& c, const std::string& id) = 0;
+  // See above.
+  virtual absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) = 0;
+  // See above.
+  virtual absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) = 0;
+  // Whether a failed Add leaves nothing behind (one transaction); if not, the
+  // caller cleans up with Del.
+  virtual bool Transactional() const { return true; }
+
+ protected:
+  // The backend's netlink socket for nf_tables.
+  absl::StatusOr<net::NetlinkSocket*> Netfilter() { return nf_.Get(); }
+  LazyNetfilter nf_;  // for subclasses that hand it on
+};
+
+// nftables.cc: tables ip/ip6 cni_hostport.
+std::unique_ptr<PortmapBackend> MakeNftablesBackend();
+// iptables.cc: upstream's nat chains (iptables-restore, or netlink with iptables-nft).
+std::unique_ptr<PortmapBackend> MakeIptablesBackend();
+// The configured backend.
+std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend);
+
 namespace nft {
-absl::Status Forward(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs);
-absl::Status Unforward(const std::string& id);
-absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs);
-absl::Status Gc(const std::vector<std::string>& valid_ids);
-// Appends the tables, chains and rules Forward makes to `batch` (Forward
-// puts the deletion of the container's stale rules first).
+// Appends the tables, chains and rules Add makes to `batch` (Add puts the
+// deletion of the container's stale rules first).
 void AppendForward(fw::NftBatch& batch, const Config& c, const std::string& id,
                    const std::vector<net::IpPrefix>& addrs);
 }  // namespace nft
 namespace ipt {
-absl::Status Forward(const Config& c, const std::string& id, const net::IpPrefix& addr);
-// `probe_first`: ask whether the container's chain exists before reading the
-// whole nat table (which costs ~30 ms at 1,000 mappings); worth it when the
-// rules are most likely elsewhere (the nftables backend). With iptables-nft
-// the probe is one netlink GET and is always made, and the removal itself is
-// an nf_tables transaction (no iptables-save).
-absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first = false);
-absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr);
-absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids);
 // The restore lines of the per-container chain and its entry rules (tests).
 struct DnatRules {
   std::string chain;                              // CNI-DN-<hash>

@@ -65,15 +65,15 @@ std::string Serialize(const Record& r) {
 
 }  // namespace
 
-bool TableUnchanged(const Record& record, const std::string& family, const char* table) {
+bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, const std::string& family, const char* table) {
   auto noted = record.tables.find(family);
   if (noted == record.tables.end()) return false;
-  absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, table);
+  absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
   return now.ok() && *now == noted->second;
 }
 
-bool NoteTable(Record& record, const std::string& family, const char* table) {
-  absl::StatusOr<std::optional<uint64_t>> now = fw::Nft::TableHandle(family, table);
+bool NoteTable(net::NetlinkSocket& nl, Record& record, const std::string& family, const char* table) {
+  absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
   if (!now.ok() || !now->has_value()) return false;
   record.tables[family] = **now;
   return true;

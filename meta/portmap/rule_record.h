@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cni/fw/nft.h"
+#include "cni/net/netlink.h"
 
 namespace cni::portmap {
 
@@ -42,10 +43,10 @@ struct Record {
 // Whether `family`'s `table` still has the handle `record` noted for it:
 // only then do the record's rule handles name the rules it made. False when
 // none was noted or the lookup fails.
-bool TableUnchanged(const Record& record, const std::string& family, const char* table);
+bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, const std::string& family, const char* table);
 // Notes the handle `family`'s `table` has now. False when it has none or the
 // lookup fails: nothing may then be recorded for that table.
-bool NoteTable(Record& record, const std::string& family, const char* table);
+bool NoteTable(net::NetlinkSocket& nl, Record& record, const std::string& family, const char* table);
 
 // The records of the calling thread's network namespace.
 class RecordStore {

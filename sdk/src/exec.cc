@@ -14,6 +14,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "cni/error.h"
 
 namespace cni {
 namespace {
@@ -107,7 +108,7 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   // glibc's posix_spawn reports exec failures (ENOENT, ETXTBSY, EACCES) here.
   int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, cargv.data(), cenv.data());
   if (rc != 0) {
-    return absl::ErrnoToStatus(rc, absl::StrCat("executing \"", argv[0], "\""));
+    return ErrnoError(rc, absl::StrCat("executing \"", argv[0], "\""));
   }
   in.CloseRead();
   out.CloseWrite();

@@ -111,7 +111,7 @@ absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector
       if (run->exit_code != 0 || run->timed_out) return PluginFailure(path, *run);
       return ExecOutput{std::move(run->out)};
     }
-    bool busy = absl::StrContains(run.status().message(), "Text file busy");
+    bool busy = ErrnoOf(run.status()) == ETXTBSY;
     if (!busy || attempt == kAttempts) {
       return Error(ErrorCode::kInternal, run.status().message());
     }

@@ -14,6 +14,7 @@
 
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
+#include "support/libnftables.h"
 #include "cni/json.h"
 #include "support/netns_fixture.h"
 
@@ -22,7 +23,7 @@ namespace {
 using Key = std::tuple<std::string, std::string, uint64_t, std::string>;  // table, chain, handle, comment
 
 // The rules of a table as libnftables' own JSON listing has them.
-std::vector<Key> JsonRules(cni::fw::Nft& nft, const std::string& family, const std::string& table) {
+std::vector<Key> JsonRules(cni::test::Nft& nft, const std::string& family, const std::string& table) {
   absl::StatusOr<cni::Json> doc = nft.ListJson("list table " + family + " " + table);
   REQUIRE(doc.ok());
   std::vector<Key> keys;
@@ -34,8 +35,8 @@ std::vector<Key> JsonRules(cni::fw::Nft& nft, const std::string& family, const s
   return keys;
 }
 
-std::vector<Key> DumpedRules(cni::fw::Nft& nft, const std::string& family, const std::string& table) {
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = nft.ListRules(family, table);
+std::vector<Key> DumpedRules(cni::test::Nft& nft, const std::string& family, const std::string& table) {
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), family, table);
   REQUIRE(rules.ok());
   std::vector<Key> keys;
   for (const cni::fw::NftRule& r : *rules) {
@@ -49,7 +50,7 @@ std::vector<Key> DumpedRules(cni::fw::Nft& nft, const std::string& family, const
 
 TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netns][fw]") {
   cni::test::NetnsFixture fx;
-  absl::StatusOr<cni::fw::Nft> nft = cni::fw::Nft::Open();
+  absl::StatusOr<cni::test::Nft> nft = cni::test::Nft::Open();
   REQUIRE(nft.ok());
   std::string long_comment(120, 'c');
   // Two tables of the same name in different families, and a third table in
@@ -85,18 +86,18 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
   CHECK(std::get<3>(t1[1]).empty());
   CHECK(std::get<3>(t1[2]) == long_comment);
 
-  absl::StatusOr<std::vector<std::string>> chains = nft->ListChains("ip", "t1");
+  absl::StatusOr<std::vector<std::string>> chains = cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "ip", "t1");
   REQUIRE(chains.ok());
   CHECK(std::set<std::string>(chains->begin(), chains->end()) == std::set<std::string>{"a", "b"});
 
   // A table that does not exist lists as empty, in both.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> none = nft->ListRules("inet", "t1");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> none = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "inet", "t1");
   REQUIRE(none.ok());
   CHECK(none->empty());
-  absl::StatusOr<std::vector<std::string>> no_chains = nft->ListChains("bridge", "nope");
+  absl::StatusOr<std::vector<std::string>> no_chains = cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "bridge", "nope");
   REQUIRE(no_chains.ok());
   CHECK(no_chains->empty());
-  CHECK_FALSE(nft->ListRules("nosuchfamily", "t1").ok());
+  CHECK_FALSE(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "nosuchfamily", "t1").ok());
 
   REQUIRE(nft->Run("delete table ip t1\ndelete table ip t2\ndelete table ip6 t1\n").ok());
   CHECK(DumpedRules(*nft, "ip", "t1").empty());

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/fw/nft.h"
+#include "support/libnftables.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/json.h"
 #include "support/netns_fixture.h"
@@ -90,7 +91,7 @@ NftBatch WithTableT() {
 
 // libnftables' JSON listing of the ruleset without handles (the two ways of
 // making it run at different times, so table handles differ).
-cni::Json RulesetWithoutHandles(cni::fw::Nft& nft) {
+cni::Json RulesetWithoutHandles(cni::test::Nft& nft) {
   absl::StatusOr<cni::Json> doc = nft.ListJson("list ruleset");
   REQUIRE(doc.ok());
   cni::Json items = cni::Json::array();
@@ -106,7 +107,7 @@ cni::Json RulesetWithoutHandles(cni::fw::Nft& nft) {
 
 TEST_CASE("NftBatch: committed over netlink, nft lists it as the same text through libnftables", "[netns][fw]") {
   NetnsFixture fx;
-  absl::StatusOr<cni::fw::Nft> nft = cni::fw::Nft::Open();
+  absl::StatusOr<cni::test::Nft> nft = cni::test::Nft::Open();
   REQUIRE(nft.ok());
   NftBatch batch = EveryKind();
 
@@ -160,7 +161,7 @@ TEST_CASE("NftBatch: flush, delete by handle and delete chain", "[netns][fw]") {
   make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 2).Drop().Comment("two"));
   make.AddRule("ip", "t", "b", NftRuleSpec().DestPort("tcp", 3).Drop().Comment("three"));
   REQUIRE(make.Commit().ok());
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::Nft::ListRules("ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 3);
 
@@ -171,11 +172,11 @@ TEST_CASE("NftBatch: flush, delete by handle and delete chain", "[netns][fw]") {
   absl::Status st = change.Commit();
   INFO(st.message());
   REQUIRE(st.ok());
-  rules = cni::fw::Nft::ListRules("ip", "t");
+  rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 1);
   CHECK((*rules)[0].comment == "two");
-  CHECK(*cni::fw::Nft::ListChains("ip", "t") == std::vector<std::string>{"a"});
+  CHECK(*cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "ip", "t") == std::vector<std::string>{"a"});
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }
 
@@ -205,7 +206,7 @@ TEST_CASE("NftBatch: a failing command fails the whole transaction and is named"
   CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
 }
 
-TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (Nft::Apply), in the same transaction",
+TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (nft::Apply), in the same transaction",
           "[netns][fw]") {
   NetnsFixture fx;
   NftBatch b = WithTableT();
@@ -215,7 +216,7 @@ TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (Nft:
   absl::Status netlink_only = b.Commit();
   CHECK(absl::StrContains(netlink_only.message(), "raw nft text cannot be encoded"));
   CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
-  absl::Status st = cni::fw::Nft::Apply(b);
+  absl::Status st = cni::fw::nft::Apply(*cni::test::NetfilterSocket(), b);
   INFO(st.message());
   REQUIRE(st.ok());
   CHECK(absl::StrContains(MustExec(fx, "", {"nft", "list", "table", "ip", "t"}),
@@ -224,7 +225,7 @@ TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (Nft:
   // Text nft rejects: its message, and nothing of the batch applied.
   NftBatch bad = WithTableT();
   bad.AddRule("ip", "t", "a", NftRuleSpec().Text("ip saddr nonsense").Drop());
-  absl::Status refused = cni::fw::Nft::Apply(bad);
+  absl::Status refused = cni::fw::nft::Apply(*cni::test::NetfilterSocket(), bad);
   CHECK(absl::StrContains(refused.message(), "nftables transaction failed"));
   CHECK(absl::StrContains(refused.message(), "nonsense"));
   CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
@@ -242,7 +243,7 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
   absl::Status st = make.Commit(&added);
   INFO(st.message());
   REQUIRE(st.ok());
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::Nft::ListRules("ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 5000);
   CHECK(rules->back().comment == "container-4999");
@@ -252,7 +253,7 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
   NftBatch remove;
   for (const cni::fw::NftRule& r : *rules) remove.DeleteRule(r);
   REQUIRE(remove.Commit().ok());
-  CHECK(cni::fw::Nft::ListRules("ip", "t")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t")->empty());
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }
 
@@ -280,8 +281,8 @@ TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kern
   INFO(st.message());
   REQUIRE(st.ok());
   // In batch order, each as the listing has it.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> v4 = cni::fw::Nft::ListRules("ip", "t");
-  absl::StatusOr<std::vector<cni::fw::NftRule>> v6 = cni::fw::Nft::ListRules("ip6", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v4 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v6 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip6", "t");
   REQUIRE((v4.ok() && v6.ok()));
   REQUIRE(v4->size() == 4);
   REQUIRE(v6->size() == 1);
@@ -298,11 +299,11 @@ TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kern
   CHECK(added[3].jump == "b");
   CHECK(added[4].jump == "a");
   // One chain's rules only.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> only_b = cni::fw::Nft::ListRules("ip", "t", "b");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> only_b = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t", "b");
   REQUIRE(only_b.ok());
   REQUIRE(only_b->size() == 1);
   CHECK(SameRule(only_b->front(), added[4]));
-  CHECK(cni::fw::Nft::ListRules("ip", "t", "nope")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t", "nope")->empty());
   MustExec(fx, "", {"nft", "flush", "chain", "ip", "t", "b"});
 
   // A batch that adds no rule echoes none; a failed one leaves nothing.
@@ -316,32 +317,32 @@ TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kern
   added.push_back(cni::fw::NftRule{});
   CHECK_FALSE(failing.Commit(&added).ok());
   CHECK(added.empty());
-  CHECK(cni::fw::Nft::ListRules("ip", "t")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t")->empty());
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
   MustExec(fx, "", {"nft", "delete", "table", "ip6", "t"});
 }
 
 TEST_CASE("Nft: TableHandle changes when a table is made again, HasChain looks up one chain", "[netns][fw]") {
   NetnsFixture fx;
-  absl::StatusOr<std::optional<uint64_t>> none = cni::fw::Nft::TableHandle("ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> none = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE(none.ok());
   CHECK_FALSE(none->has_value());
-  CHECK_FALSE(*cni::fw::Nft::HasChain("ip", "t", "a"));  // no table: no chain
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "a"));  // no table: no chain
 
   REQUIRE(WithTableT().Commit().ok());
-  absl::StatusOr<std::optional<uint64_t>> first = cni::fw::Nft::TableHandle("ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> first = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE(first.ok());
   REQUIRE(first->has_value());
   // Listed by nft with the same number.
   CHECK(absl::StrContains(MustExec(fx, "", {"nft", "-a", "list", "table", "ip", "t"}),
                           absl::StrCat("table ip t { # handle ", **first, "\n")));
-  CHECK(*cni::fw::Nft::HasChain("ip", "t", "a"));
-  CHECK_FALSE(*cni::fw::Nft::HasChain("ip", "t", "b"));
-  CHECK_FALSE(*cni::fw::Nft::HasChain("ip6", "t", "a"));  // another family's table
+  CHECK(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "a"));
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "b"));
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip6", "t", "a"));  // another family's table
 
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
   REQUIRE(WithTableT().Commit().ok());
-  absl::StatusOr<std::optional<uint64_t>> second = cni::fw::Nft::TableHandle("ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> second = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
   REQUIRE((second.ok() && second->has_value()));
   CHECK(**second != **first);
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
@@ -76,8 +77,8 @@ absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
 
 // --- nftables -------------------------------------------------------------
 
-absl::Status SetupNft(const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
+absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, "inet", kTable);
   if (!rules.ok()) return rules.status();
   std::string prefix = InstanceHash(t);
   NftBatch b;
@@ -101,17 +102,17 @@ absl::Status SetupNft(const std::vector<net::IpPrefix>& addrs, const MasqTarget&
                   .Masquerade()
                   .Comment(comment));
   }
-  return b.Commit();
+  return b.Commit(nf);
 }
 
-absl::Status DeleteNftRules(const std::function<bool(const NftRule&)>& doomed) {
-  absl::StatusOr<std::vector<NftRule>> rules = Nft::ListRules("inet", kTable);
+absl::Status DeleteNftRules(net::NetlinkSocket& nf, const std::function<bool(const NftRule&)>& doomed) {
+  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, "inet", kTable);
   if (!rules.ok()) return rules.status();
   NftBatch b;
   for (const NftRule& r : *rules) {
     if (r.chain == kChain && doomed(r)) b.DeleteRule(r);
   }
-  return b.Commit();  // nothing of ours: a no-op
+  return b.Commit(nf);  // nothing of ours: a no-op
 }
 
 }  // namespace
@@ -125,8 +126,15 @@ std::string MasqNftComment(absl::string_view network, absl::string_view ifname, 
 }
 
 absl::Status SetupIpMasq(Backend backend, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  if (addrs.empty() || backend == Backend::kIptables) return SetupIpMasq(nullptr, backend, addrs, t);
+  ASSIGN_OR_RETURN(net::NetlinkSocket nf, nft::OpenSocket(), "setting up ipMasq (nftables)");
+  return SetupIpMasq(&nf, backend, addrs, t);
+}
+
+absl::Status SetupIpMasq(net::NetlinkSocket* nf, Backend backend, const std::vector<net::IpPrefix>& addrs,
+                         const MasqTarget& t) {
   if (addrs.empty()) return absl::OkStatus();
-  if (backend == Backend::kNftables) return Annotate(SetupNft(addrs, t), "setting up ipMasq (nftables)");
+  if (backend == Backend::kNftables) return Annotate(SetupNft(*nf, addrs, t), "setting up ipMasq (nftables)");
   for (bool v6 : {false, true}) {
     std::vector<net::IpPrefix> fam;
     for (const net::IpPrefix& a : addrs) {
@@ -140,23 +148,34 @@ absl::Status SetupIpMasq(Backend backend, const std::vector<net::IpPrefix>& addr
 }
 
 absl::Status TeardownIpMasq(const MasqTarget& t) {
+  absl::StatusOr<net::NetlinkSocket> nf = nft::OpenSocket();
+  if (!nf.ok()) return Annotate(nf.status(), "tearing down ipMasq");
+  return TeardownIpMasq(*nf, t);
+}
+
+absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t) {
   std::vector<std::string> errors;
   for (bool v6 : {false, true}) {
     absl::Status st = RetryOnConflict([&] { return TeardownIptables(v6, t); });
     if (!st.ok()) errors.emplace_back(st.message());
   }
   std::string prefix = InstanceHash(t);
-  absl::Status st = DeleteNftRules([&](const NftRule& r) { return absl::StartsWith(r.comment, prefix); });
+  absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) { return absl::StartsWith(r.comment, prefix); });
   if (!st.ok()) errors.emplace_back(st.message());
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("tearing down ipMasq: ", absl::StrJoin(errors, "; ")));
 }
 
 absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid) {
+  ASSIGN_OR_RETURN(net::NetlinkSocket nf, nft::OpenSocket(), "garbage-collecting ipMasq (nftables)");
+  return GcIpMasq(nf, network, valid);
+}
+
+absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const std::vector<Attachment>& valid) {
   std::string net_prefix = NetworkHash(network);
   std::vector<std::string> keep;
   for (const Attachment& a : valid) keep.push_back(MasqNftComment(network, a.ifname, a.container_id));
-  absl::Status st = DeleteNftRules([&](const NftRule& r) {
+  absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) {
     if (!absl::StartsWith(r.comment, net_prefix)) return false;
     for (const std::string& k : keep) {
       if (k == r.comment) return false;

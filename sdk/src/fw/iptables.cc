@@ -108,11 +108,17 @@ bool IptablesIsNft(bool ipv6) {
 }
 
 absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain) {
+  absl::StatusOr<net::NetlinkSocket> nf = nft::OpenSocket();
+  return IptablesHasChain(nf.ok() ? &*nf : nullptr, ipv6, table, chain);
+}
+
+absl::StatusOr<bool> IptablesHasChain(net::NetlinkSocket* nf, bool ipv6, absl::string_view table,
+                                      absl::string_view chain) {
   const char* prog = ipv6 ? "ip6tables" : "iptables";
   std::string tool = FindTool(prog);
   if (tool.empty()) return ToolMissing(prog);
-  if (IsNftVariant(tool)) {
-    absl::StatusOr<bool> has = Nft::HasChain(ipv6 ? "ip6" : "ip", table, chain);
+  if (nf != nullptr && IsNftVariant(tool)) {
+    absl::StatusOr<bool> has = nft::HasChain(*nf, ipv6 ? "ip6" : "ip", table, chain);
     if (has.ok()) return *has;
     // A failed lookup: ask iptables itself.
   }

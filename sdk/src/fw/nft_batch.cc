@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "cni/error.h"
 #include "cni/exec.h"
+#include "cni/status_macros.h"
 #include "nft_commit.h"
 
 namespace cni::fw {
@@ -220,10 +221,8 @@ bool NftBatch::HasText() const {
   return false;
 }
 
-// Here, not in nft.cc: Apply must not pull in the libnftables loader, so
-// that a plugin calling it stays a static executable.
-absl::Status Nft::Apply(const NftBatch& batch) {
-  if (!batch.HasText()) return batch.Commit();
+absl::Status nft::Apply(net::NetlinkSocket& nl, const NftBatch& batch) {
+  if (!batch.HasText()) return batch.Commit(nl);
   // User-written nft text: only nft's parser can compile it. It runs in the
   // nft program (as upstream's knftables does) rather than through
   // libnftables in this process: dlopen needs the dynamic loader, and a
@@ -246,10 +245,17 @@ absl::Status Nft::Apply(const NftBatch& batch) {
   return absl::OkStatus();
 }
 
+absl::Status NftBatch::Commit(net::NetlinkSocket& nl, std::vector<NftRule>* added) const {
+  if (added != nullptr) added->clear();
+  if (commands_.empty()) return absl::OkStatus();
+  return internal::CommitOverNetlink(nl, commands_, added);
+}
+
 absl::Status NftBatch::Commit(std::vector<NftRule>* added) const {
   if (added != nullptr) added->clear();
   if (commands_.empty()) return absl::OkStatus();
-  return internal::CommitOverNetlink(commands_, added);
+  ASSIGN_OR_RETURN(net::NetlinkSocket nl, nft::OpenSocket(), "nftables transaction failed");
+  return Commit(nl, added);
 }
 
 }  // namespace cni::fw

@@ -7,10 +7,7 @@
 #include <linux/netlink.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/socket.h>
-#include <sys/socket.h>
 
-#include <cerrno>
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -18,17 +15,16 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/net/netlink.h"
+#include "cni/status_macros.h"
 #include "nft_dump.h"
 #include "nft_encode.h"
 
 namespace cni::fw::internal {
 namespace {
 
-constexpr uint32_t kFirstSeq = 1;  // the batch begin; the commands follow
+constexpr absl::string_view kFailed = "nftables transaction failed: ";
 
-absl::Status Failed(absl::string_view what) {
-  return Error(ErrorCode::kInternal, absl::StrCat("nftables transaction failed: ", what));
-}
+absl::Status Failed(absl::string_view what) { return Error(ErrorCode::kInternal, absl::StrCat(kFailed, what)); }
 
 // NFNL_MSG_BATCH_BEGIN / _END: they frame the transaction for nfnetlink,
 // which hands everything between them to nf_tables (res_id).
@@ -45,25 +41,17 @@ void AppendFrame(std::string& buf, uint16_t type, uint32_t seq) {
   buf += msg;
 }
 
-// The kernel's text for a failure: strerror, plus its extended-ack message
-// when it gave one.
-std::string Reason(const nlmsghdr* h) {
-  const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-  std::string extack = net::ExtackMessage(err);
-  std::string reason = strerror(-err->error);
-  return extack.empty() ? reason : absl::StrCat(reason, " (", extack, ")");
-}
-
 }  // namespace
 
-absl::Status CommitOverNetlink(const std::vector<NftCommand>& commands, std::vector<NftRule>* added) {
+absl::Status CommitOverNetlink(net::NetlinkSocket& nl, const std::vector<NftCommand>& commands,
+                               std::vector<NftRule>* added) {
   std::string buf;
   size_t rules_added = 0;
-  AppendFrame(buf, NFNL_MSG_BATCH_BEGIN, kFirstSeq);
+  const uint32_t first_seq = nl.NextSeq(static_cast<uint32_t>(commands.size() + 2));
+  AppendFrame(buf, NFNL_MSG_BATCH_BEGIN, first_seq);
   for (size_t i = 0; i < commands.size(); ++i) {
-    absl::StatusOr<net::NlMsgPtr> msg = EncodeCommand(commands[i], kFirstSeq + 1 + i);
-    if (!msg.ok()) return msg.status();
-    nlmsghdr* h = nlmsg_hdr(msg->get());
+    ASSIGN_OR_RETURN(net::NlMsgPtr msg, EncodeCommand(commands[i], first_seq + 1 + i));
+    nlmsghdr* h = nlmsg_hdr(msg.get());
     // NLM_F_ECHO: when the transaction commits, the kernel sends us the new
     // rule as it lists it, handle included.
     if (added != nullptr &&
@@ -74,65 +62,39 @@ absl::Status CommitOverNetlink(const std::vector<NftCommand>& commands, std::vec
     buf.append(reinterpret_cast<const char*>(h), h->nlmsg_len);
     buf.resize(NLMSG_ALIGN(buf.size()), '\0');
   }
-  AppendFrame(buf, NFNL_MSG_BATCH_END, kFirstSeq + 1 + commands.size());
+  AppendFrame(buf, NFNL_MSG_BATCH_END, first_seq + 1 + commands.size());
 
-  net::NlSockPtr sock(nl_socket_alloc());
-  if (!sock) return Failed("out of memory");
-  if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return Failed(nl_geterror(err));
-  int fd = nl_socket_get_fd(sock.get());
-  int one = 1;
-  // Errors without the request echoed, plus the kernel's explanation.
-  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-  // The batch is one datagram: the send buffer must hold all of it (root may
-  // go past net.core.wmem_max; nft does the same).
-  int want = static_cast<int>(buf.size()) + 4096;
-  int have = 0;
-  socklen_t len = sizeof(have);
-  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &have, &len) == 0 && have < want) {
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) != 0) {
-      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
-    }
-  }
-  // The echoed rules must all fit in the receive buffer, or some are lost.
-  // (Each is ~0.5 KiB; the kernel packs them into a few large buffers.)
-  int want_rcv = static_cast<int>(rules_added * 2048 + 65536);
-  if (want_rcv > 0 && getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) == 0 && have < want_rcv) {
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want_rcv, sizeof(want_rcv)) != 0) {
-      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want_rcv, sizeof(want_rcv));
-    }
-  }
-  if (int err = nl_sendto(sock.get(), buf.data(), buf.size()); err < 0) return Failed(nl_geterror(err));
-
-  // Every failure report (and every echo) is queued by now: read until the
-  // queue is empty.
-  std::string first_error;
   std::vector<std::pair<size_t, NftRule>> echoed;  // command index, rule
-  std::string reply(64 * 1024, '\0');
-  for (;;) {
-    ssize_t n = recv(fd, reply.data(), reply.size(), MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    // ENOBUFS: reports were lost, which only happens when there were some
-    // (failures, or echoes the buffer could not hold: then the outcome is
-    // unknown, and the caller must look before it retries).
-    if (n < 0) return Failed(first_error.empty() ? strerror(errno) : first_error);
-    int left = static_cast<int>(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(reply.data()); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-      size_t index = h->nlmsg_seq - kFirstSeq - 1;
-      if (h->nlmsg_type == ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWRULE) && index < commands.size()) {
-        NftRule r = RuleFromMessage(h);
-        r.family = commands[index].family;
-        echoed.emplace_back(index, std::move(r));
-        continue;
-      }
-      if (h->nlmsg_type != NLMSG_ERROR || !first_error.empty()) continue;
-      if (static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error == 0) continue;
-      std::string where = index < commands.size() ? commands[index].ToText() : "batch";
-      first_error = absl::StrCat(where, ": ", Reason(h));
-    }
-  }
-  if (!first_error.empty()) return Failed(first_error);
+  auto index_of = [first_seq](uint32_t seq) -> size_t { return seq - first_seq - 1; };
+  // The kernel handles the batch inside the send: every failure report (and
+  // every echo) is queued when it returns.
+  net::NlExchange how{
+      .until = net::NlAnswer::kQueued,
+      .each =
+          [&](nlmsghdr* h) {
+            size_t index = index_of(h->nlmsg_seq);
+            if (h->nlmsg_type == ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWRULE) && index < commands.size()) {
+              NftRule r = RuleFromMessage(h);
+              r.family = commands[index].family;
+              echoed.emplace_back(index, std::move(r));
+            }
+            return true;
+          },
+      .name =
+          [&](uint32_t seq) {
+            size_t index = index_of(seq);
+            return absl::StrCat(kFailed, index < commands.size() ? commands[index].ToText() : "batch");
+          },
+      // The echoed rules must all fit in the receive buffer, or some are
+      // lost. (Each is ~0.5 KiB; the kernel packs them into a few large
+      // buffers.)
+      .queued_bytes = rules_added * 2048 + 65536,
+  };
+  absl::Status st = nl.Exchange(buf, first_seq, static_cast<uint32_t>(commands.size() + 2), how, "nftables transaction failed");
+  // ENOBUFS: reports were lost, which only happens when there were some
+  // (failures, or echoes the buffer could not hold: then the outcome is
+  // unknown, and the caller must look before it retries).
+  if (!st.ok()) return WithErrno(Error(ErrorCode::kInternal, st.message()), ErrnoOf(st));
   if (added != nullptr) {
     if (echoed.size() != rules_added) {
       // Committed, but we cannot say which handles the rules got.

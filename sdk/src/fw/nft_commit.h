@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "cni/fw/nft_batch.h"
+#include "cni/net/netlink.h"
 
 namespace cni::fw::internal {
 
@@ -15,6 +16,7 @@ namespace cni::fw::internal {
 // success. A failure names the first failing command and the kernel's reason.
 // With `added`, the rules the batch adds are echoed back (NLM_F_ECHO) and
 // stored there in batch order with their handles; see NftBatch::Commit.
-absl::Status CommitOverNetlink(const std::vector<NftCommand>& commands, std::vector<NftRule>* added = nullptr);
+absl::Status CommitOverNetlink(net::NetlinkSocket& nl, const std::vector<NftCommand>& commands,
+                               std::vector<NftRule>* added = nullptr);
 
 }  // namespace cni::fw::internal

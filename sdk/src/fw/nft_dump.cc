@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/net/netlink.h"
+#include "cni/status_macros.h"
 
 namespace cni::fw::internal {
 namespace {
@@ -53,118 +54,83 @@ static_assert(NFTA_RULE_MAX <= kAttrMax && NFTA_CHAIN_MAX <= kAttrMax);
 
 using Attrs = std::vector<std::pair<int, std::string>>;
 
-absl::Status Failed(const char* what, absl::string_view why) {
-  return Error(ErrorCode::kInternal, absl::StrCat("nftables: ", what, ": ", why));
+absl::Status Failed(absl::string_view where, absl::string_view why) {
+  return Error(ErrorCode::kInternal, absl::StrCat(where, ": ", why));
 }
 
-// A new NETLINK_NETFILTER socket that has sent the GET `msg_type` (with
-// `flags`, e.g. NLM_F_DUMP) for `family` with the string attributes `attrs`.
-absl::StatusOr<net::NlSockPtr> SendGet(int msg_type, int flags, absl::string_view family, const Attrs& attrs,
-                                       const char* what) {
-  absl::StatusOr<uint8_t> fam = FamilyNumber(family);
-  if (!fam.ok()) return fam.status();
-  net::NlSockPtr sock(nl_socket_alloc());
-  net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, NLM_F_REQUEST | flags));
-  if (!sock || !msg) return Failed(what, "out of memory");
-  if (int err = nl_connect(sock.get(), NETLINK_NETFILTER); err < 0) return Failed(what, nl_geterror(err));
-  nfgenmsg hdr{.nfgen_family = *fam, .version = NFNETLINK_V0, .res_id = 0};
+// The GET `msg_type` for `family` with the string attributes `attrs`.
+absl::StatusOr<net::NlMsgPtr> GetRequest(int msg_type, absl::string_view family, const Attrs& attrs,
+                                         const std::string& what) {
+  ASSIGN_OR_RETURN(uint8_t fam, FamilyNumber(family));
+  net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, 0));
+  if (!msg) return Failed(what, "out of memory");
+  nfgenmsg hdr{.nfgen_family = fam, .version = NFNETLINK_V0, .res_id = 0};
   if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return Failed(what, "message too long");
   for (const auto& [type, value] : attrs) {
     if (nla_put_string(msg.get(), type, value.c_str()) < 0) return Failed(what, "message too long");
   }
-  if (int err = nl_send_auto(sock.get(), msg.get()); err < 0) return Failed(what, nl_geterror(err));
-  return sock;
+  return msg;
+}
+
+// A kernel failure as the nftables functions have always reported it (code
+// 999), its errno kept.
+absl::Status Refined(const absl::Status& st) {
+  return st.ok() ? st : WithErrno(Error(ErrorCode::kInternal, st.message()), ErrnoOf(st));
 }
 
 // One dump: `msg_type` for table `family` `table` (and `chain`, for rules),
-// every answer's attributes handed to `each` until it returns false. A
+// every answer's attributes handed to `each` until it returns false (the
+// kernel produces a dump as it is read, so the rest is never made). A
 // missing table is success with no answers. A dump interrupted by a
-// concurrent change (NLM_F_DUMP_INTR) is repeated after `restart`, so the
-// listing is consistent.
-//
-// The answers are read straight off the socket into one large buffer: with
-// libnl's receive loop (a peek and a copy per message) listing 2,000 rules
-// cost ~3 ms, about as much as the rest of a portmap ADD.
-absl::Status Dump(int msg_type, absl::string_view family, absl::string_view table, absl::string_view chain,
-                  const char* what, const std::function<bool(nlattr** tb)>& each,
+// concurrent change is asked again after `restart`, so the listing is
+// consistent.
+absl::Status Dump(net::NetlinkSocket& nl, int msg_type, absl::string_view family, absl::string_view table,
+                  absl::string_view chain, const char* what, const std::function<bool(nlattr** tb)>& each,
                   const std::function<void()>& restart) {
-  auto failed = [what](absl::string_view why) { return Failed(what, why); };
+  const std::string where = absl::StrCat("nftables: ", what);
   // NFTA_RULE_TABLE == NFTA_CHAIN_TABLE: the dump's table filter; a rule
   // dump also takes a chain (the kernel then walks only that chain).
   Attrs filter = {{NFTA_RULE_TABLE, std::string(table)}};
   if (!chain.empty()) filter.emplace_back(NFTA_RULE_CHAIN, std::string(chain));
-  // The kernel fills a dump datagram up to the reader's buffer size, at most
-  // 32 KiB; a bigger buffer gains nothing. Left uninitialised: the kernel
-  // writes what it sends, and zeroing 64 KiB in a fresh process is 16 page
-  // faults on every listing.
-  constexpr size_t kBufSize = 64 * 1024;
-  std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBufSize);
-  for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, NLM_F_DUMP, family, filter, what);
-    if (!sock.ok()) return sock.status();
-    int fd = nl_socket_get_fd(sock->get());
-    bool done = false, interrupted = false;
-    while (!done) {
-      ssize_t n = recv(fd, buf.get(), kBufSize, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return failed(strerror(errno));
-      int left = static_cast<int>(n);
-      for (auto* h = reinterpret_cast<nlmsghdr*>(buf.get()); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-        if (h->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
-        if (h->nlmsg_type == NLMSG_DONE) {
-          done = true;
-          break;
-        }
-        if (h->nlmsg_type == NLMSG_ERROR) {
-          int err = static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
-          if (err == -ENOENT) return absl::OkStatus();  // no such table
-          if (err != 0) return failed(strerror(-err));
-          continue;
-        }
-        std::array<nlattr*, kAttrMax + 1> tb{};
-        // Enough: stop reading. The kernel fills a dump one buffer at a
-        // time as we read, so what we do not read is never produced (the
-        // socket's close ends the dump).
-        if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) == 0 && !each(tb.data())) {
-          return absl::OkStatus();
-        }
-      }
-    }
-    if (!interrupted) return absl::OkStatus();
-    if (attempt >= 10) return failed("the table kept changing during the listing");
-    restart();
-  }
+  ASSIGN_OR_RETURN(net::NlMsgPtr msg, GetRequest(msg_type, family, filter, where));
+  absl::Status st = nl.Exchange(msg.get(),
+                                net::NlExchange{.until = net::NlAnswer::kDump,
+                                                .each =
+                                                    [&each](nlmsghdr* h) {
+                                                      std::array<nlattr*, kAttrMax + 1> tb{};
+                                                      return nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax,
+                                                                         nullptr) != 0 ||
+                                                             each(tb.data());
+                                                    },
+                                                .restart = restart},
+                                where);
+  if (ErrnoOf(st) == ENOENT) return absl::OkStatus();  // no such table
+  return Refined(st);
 }
 
 // One object by name (a GET without NLM_F_DUMP): its attributes go to `each`.
 // Returns false, and does not call `each`, when the kernel answers ENOENT
 // (no such table, or no such object in it).
-absl::StatusOr<bool> GetOne(int msg_type, absl::string_view family, const Attrs& attrs, const char* what,
-                            const std::function<void(nlattr** tb)>& each) {
-  auto failed = [what](absl::string_view why) { return Failed(what, why); };
-  absl::StatusOr<net::NlSockPtr> sock = SendGet(msg_type, 0, family, attrs, what);
-  if (!sock.ok()) return sock.status();
-  // Without NLM_F_ACK the answer is one message: the object or an error.
-  constexpr size_t kBufSize = 16 * 1024;
-  std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBufSize);  // see Dump
-  for (;;) {
-    ssize_t n = recv(nl_socket_get_fd(sock->get()), buf.get(), kBufSize, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return failed(strerror(errno));
-    int left = static_cast<int>(n);
-    auto* h = reinterpret_cast<nlmsghdr*>(buf.get());
-    if (!NLMSG_OK(h, left)) return failed("truncated answer");
-    if (h->nlmsg_type == NLMSG_ERROR) {
-      int err = static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
-      if (err == -ENOENT) return false;
-      if (err != 0) return failed(strerror(-err));
-      continue;  // an acknowledgement; the object follows
-    }
-    std::array<nlattr*, kAttrMax + 1> tb{};
-    if (nlmsg_parse(h, sizeof(nfgenmsg), tb.data(), kAttrMax, nullptr) != 0) return failed("malformed answer");
-    each(tb.data());
-    return true;
-  }
+absl::StatusOr<bool> GetOne(net::NetlinkSocket& nl, int msg_type, absl::string_view family, const Attrs& attrs,
+                            const char* what, const std::function<void(nlattr** tb)>& each) {
+  const std::string where = absl::StrCat("nftables: ", what);
+  ASSIGN_OR_RETURN(net::NlMsgPtr msg, GetRequest(msg_type, family, attrs, where));
+  bool malformed = false;
+  absl::Status st = nl.Exchange(msg.get(),
+                                net::NlExchange{.until = net::NlAnswer::kOne,
+                                                .each =
+                                                    [&](nlmsghdr* h) {
+                                                      std::array<nlattr*, kAttrMax + 1> tb{};
+                                                      malformed = nlmsg_parse(h, sizeof(nfgenmsg), tb.data(),
+                                                                              kAttrMax, nullptr) != 0;
+                                                      if (!malformed) each(tb.data());
+                                                      return false;
+                                                    }},
+                                where);
+  if (ErrnoOf(st) == ENOENT) return false;
+  RETURN_IF_ERROR(Refined(st));
+  if (malformed) return Failed(where, "malformed answer");
+  return true;
 }
 
 // The text of a string attribute, without copying.
@@ -173,7 +139,6 @@ absl::string_view StringView(nlattr* a) {
   const char* s = static_cast<const char*>(nla_data(a));
   return absl::string_view(s, strnlen(s, nla_len(a)));
 }
-
 
 }  // namespace
 
@@ -245,12 +210,12 @@ NftRule RuleFromMessage(nlmsghdr* h) {
   return RuleFromAttrs(tb.data());
 }
 
-absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table,
-                                               absl::string_view chain, size_t limit) {
+absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, absl::string_view family,
+                                               absl::string_view table, absl::string_view chain, size_t limit) {
   std::vector<NftRule> rules;
   std::string fam(family);
-  absl::Status st = Dump(
-      NFT_MSG_GETRULE, family, table, chain, "listing rules",
+  RETURN_IF_ERROR(Dump(
+      nl, NFT_MSG_GETRULE, family, table, chain, "listing rules",
       [&rules, &fam, table, limit](nlattr** tb) {
         if (StringView(tb[NFTA_RULE_TABLE]) != table) return true;  // older kernels ignore the dump filter
         NftRule r = RuleFromAttrs(tb);
@@ -258,72 +223,63 @@ absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::s
         rules.push_back(std::move(r));
         return limit == 0 || rules.size() < limit;
       },
-      [&rules] { rules.clear(); });
-  if (!st.ok()) return st;
+      [&rules] { rules.clear(); }));
   return rules;
-}
-
-absl::StatusOr<std::vector<std::string>> DumpChains(absl::string_view family, absl::string_view table) {
-  std::vector<std::string> chains;
-  absl::Status st = Dump(
-      NFT_MSG_GETCHAIN, family, table, "", "listing chains",
-      [&chains, table](nlattr** tb) {
-        // Chain dumps are not filtered by table in the kernel: every table
-        // of the family answers.
-        if (StringView(tb[NFTA_CHAIN_TABLE]) == table) chains.emplace_back(StringView(tb[NFTA_CHAIN_NAME]));
-        return true;
-      },
-      [&chains] { chains.clear(); });
-  if (!st.ok()) return st;
-  return chains;
-}
-
-absl::StatusOr<std::optional<uint64_t>> TableHandle(absl::string_view family, absl::string_view table) {
-  std::optional<uint64_t> handle;
-  absl::StatusOr<bool> found = GetOne(NFT_MSG_GETTABLE, family, {{NFTA_TABLE_NAME, std::string(table)}},
-                                      "looking up a table", [&handle](nlattr** tb) {
-                                        handle = tb[NFTA_TABLE_HANDLE] != nullptr
-                                                     ? be64toh(nla_get_u64(tb[NFTA_TABLE_HANDLE]))
-                                                     : 0;
-                                      });
-  if (!found.ok()) return found.status();
-  return handle;
-}
-
-absl::StatusOr<bool> HasChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
-  return GetOne(NFT_MSG_GETCHAIN, family,
-                {{NFTA_CHAIN_TABLE, std::string(table)}, {NFTA_CHAIN_NAME, std::string(chain)}},
-                "looking up a chain", [](nlattr**) {});
 }
 
 }  // namespace cni::fw::internal
 
-namespace cni::fw {
+namespace cni::fw::nft {
 
-// Here rather than in nft.cc: a plugin that only lists and commits over
-// netlink must not link nft.cc's libnftables loader (dlopen), so that it can
-// be a static executable.
-absl::StatusOr<std::vector<NftRule>> Nft::ListRules(absl::string_view family, absl::string_view table,
-                                                    absl::string_view chain) {
-  return internal::DumpRules(family, table, chain);
+absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, absl::string_view family,
+                                               absl::string_view table, absl::string_view chain) {
+  return internal::DumpRules(nl, family, table, chain, 0);
 }
 
-absl::StatusOr<std::vector<NftRule>> Nft::ListFirstRules(absl::string_view family, absl::string_view table,
-                                                         absl::string_view chain, size_t count) {
+absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table, absl::string_view chain,
+                                                    size_t count) {
   if (count == 0) return std::vector<NftRule>{};
-  return internal::DumpRules(family, table, chain, count);
+  return internal::DumpRules(nl, family, table, chain, count);
 }
 
-absl::StatusOr<std::vector<std::string>> Nft::ListChains(absl::string_view family, absl::string_view table) {
-  return internal::DumpChains(family, table);
+absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table) {
+  std::vector<std::string> chains;
+  RETURN_IF_ERROR(internal::Dump(
+      nl, NFT_MSG_GETCHAIN, family, table, "", "listing chains",
+      [&chains, table](nlattr** tb) {
+        // Chain dumps are not filtered by table in the kernel: every table
+        // of the family answers.
+        if (internal::StringView(tb[NFTA_CHAIN_TABLE]) == table) {
+          chains.emplace_back(internal::StringView(tb[NFTA_CHAIN_NAME]));
+        }
+        return true;
+      },
+      [&chains] { chains.clear(); }));
+  return chains;
 }
 
-absl::StatusOr<std::optional<uint64_t>> Nft::TableHandle(absl::string_view family, absl::string_view table) {
-  return internal::TableHandle(family, table);
+absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table) {
+  std::optional<uint64_t> handle;
+  ASSIGN_OR_RETURN(bool found, internal::GetOne(nl, NFT_MSG_GETTABLE, family, {{NFTA_TABLE_NAME, std::string(table)}},
+                                                "looking up a table", [&handle](nlattr** tb) {
+                                                  handle = tb[NFTA_TABLE_HANDLE] != nullptr
+                                                               ? be64toh(nla_get_u64(tb[NFTA_TABLE_HANDLE]))
+                                                               : 0;
+                                                }));
+  (void)found;  // not found: no handle
+  return handle;
 }
 
-absl::StatusOr<bool> Nft::HasChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
-  return internal::HasChain(family, table, chain);
+absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, absl::string_view family, absl::string_view table,
+                              absl::string_view chain) {
+  return internal::GetOne(nl, NFT_MSG_GETCHAIN, family,
+                          {{NFTA_CHAIN_TABLE, std::string(table)}, {NFTA_CHAIN_NAME, std::string(chain)}},
+                          "looking up a chain", [](nlattr**) {});
 }
 
-}  // namespace cni::fw
+absl::StatusOr<net::NetlinkSocket> OpenSocket() { return net::NetlinkSocket::Open(net::NetlinkProtocol::kNetfilter); }
+
+}  // namespace cni::fw::nft

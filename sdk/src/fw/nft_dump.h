@@ -1,5 +1,5 @@
 // Listing nf_tables rules and chains straight from the kernel (a netlink dump
-// over NETLINK_NETFILTER, through libnl), without libnftables.
+// over NETLINK_NETFILTER, through net::NetlinkSocket), without libnftables.
 //
 // Why: to find a container's rules (by comment) and their handles, listing
 // through libnftables turns every rule of the table back into nft syntax.
@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
+#include "cni/net/netlink.h"
 
 struct nlmsghdr;
 
@@ -29,22 +30,10 @@ namespace cni::fw::internal {
 absl::StatusOr<uint8_t> FamilyNumber(absl::string_view family);
 
 // The rules of table `family` `table` (every chain, or only `chain`), in the
-// kernel's order; at most `limit` of them unless it is 0;
-// empty when the table does not exist. Runs in the calling thread's netns.
-absl::StatusOr<std::vector<NftRule>> DumpRules(absl::string_view family, absl::string_view table,
-                                               absl::string_view chain = "", size_t limit = 0);
-
-// The chain names of table `family` `table`; empty when it does not exist.
-absl::StatusOr<std::vector<std::string>> DumpChains(absl::string_view family, absl::string_view table);
-
-// The handle of table `family` `table` (a GET, not a dump); nullopt when it
-// does not exist. The kernel numbers tables per network namespace and never
-// reuses a number, so a table deleted and made again has a new handle.
-absl::StatusOr<std::optional<uint64_t>> TableHandle(absl::string_view family, absl::string_view table);
-
-// Whether chain `chain` exists in table `family` `table` (a GET: one answer
-// whatever the number of chains).
-absl::StatusOr<bool> HasChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+// kernel's order; at most `limit` of them unless it is 0; empty when the
+// table does not exist.
+absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, absl::string_view family,
+                                               absl::string_view table, absl::string_view chain, size_t limit);
 
 // A NEWRULE message (listed or echoed) as an NftRule: table, chain, handle
 // and comment; the family is the caller's to fill in.

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <functional>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 
@@ -40,39 +39,16 @@ absl::StatusOr<NlMsgPtr> LinkMsg(int type, int flags, unsigned char family, int 
   return msg;
 }
 
-// Sends `msg` and hands every reply message to `on_reply` (a dump ends with
-// NLMSG_DONE). Kernel errors come back with their errno, like Transact.
-struct Exchange {
-  std::function<void(nlmsghdr*)> on_reply;
-  int err = 0;
-};
-
-int OnValid(nl_msg* msg, void* arg) {
-  static_cast<Exchange*>(arg)->on_reply(nlmsg_hdr(msg));
-  return NL_OK;
-}
-
-int OnErr(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  static_cast<Exchange*>(arg)->err = -e->error;
-  return NL_STOP;
-}
-
-struct CbDeleter {
-  void operator()(nl_cb* p) const { nl_cb_put(p); }
-};
-
+// Sends the dump `msg` and hands every answer message to `fn`.
 absl::Status DumpWith(NetlinkSocket& sock, nl_msg* msg, const std::function<void(nlmsghdr*)>& fn,
                       absl::string_view what) {
-  if (int rc = nl_send_auto(sock.get(), msg); rc < 0) return NlError(rc, what);
-  std::unique_ptr<nl_cb, CbDeleter> cb(nl_cb_alloc(NL_CB_DEFAULT));
-  if (!cb) return NoMemory(what);
-  Exchange ex{fn};
-  nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
-  nl_cb_err(cb.get(), NL_CB_CUSTOM, OnErr, &ex);
-  int rc = nl_recvmsgs(sock.get(), cb.get());
-  if (ex.err != 0) return KernelError(ex.err, what);
-  if (rc < 0) return NlError(rc, what);
-  return absl::OkStatus();
+  return sock.Exchange(msg,
+                       NlExchange{.until = NlAnswer::kDump,
+                                  .each = [&fn](nlmsghdr* h) {
+                                    fn(h);
+                                    return true;
+                                  }},
+                       what);
 }
 
 // The attributes of an RTM_NEWLINK message, indexed by type.
@@ -145,8 +121,7 @@ absl::Status CreateBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
 
 absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
   absl::Status created = CreateBridge(sock, spec);
-  if (!created.ok() && spec.vlan_filtering &&
-      absl::StrContains(created.message(), std::strerror(EOPNOTSUPP))) {
+  if (!created.ok() && spec.vlan_filtering && ErrnoOf(created) == EOPNOTSUPP) {
     // A kernel built without CONFIG_BRIDGE_VLAN_FILTERING refuses the
     // attribute, and with it the whole bridge.
     return Annotate(created, "this kernel has no bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING)");
@@ -184,7 +159,7 @@ absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) 
   std::string what = absl::StrCat("reading vlan_filtering of link #", bridge_index);
   // A dump filtered in user space: a plain GET would need its reply and the
   // ack collected separately.
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, NLM_F_DUMP, AF_UNSPEC, 0, what);
+  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, 0, what);
   if (!msg.ok()) return msg.status();
   std::optional<bool> found;
   absl::Status st = DumpWith(
@@ -267,7 +242,7 @@ absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t v
 
 absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading bridge port #", index);
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, NLM_F_DUMP, AF_BRIDGE, 0, what);
+  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, 0, AF_BRIDGE, 0, what);
   if (!msg.ok()) return msg.status();
   if (nla_put_u32(msg->get(), IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN) < 0) return NoMemory(what);
   std::optional<BridgePortInfo> found;

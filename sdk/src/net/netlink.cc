@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 
@@ -38,14 +39,9 @@ void NlDeleter::operator()(rtnl_act* p) const { rtnl_act_put(p); }
 
 namespace {
 
-struct CbDeleter {
-  void operator()(nl_cb* p) const { nl_cb_put(p); }
-};
-using NlCbPtr = std::unique_ptr<nl_cb, CbDeleter>;
-
 // libnl folds kernel errnos into its own NLE_* codes (nl_syserr2nlerr); undo
 // that where the mapping is one-to-one so messages read like the kernel's.
-std::optional<int> ErrnoOf(int nlerr) {
+std::optional<int> ErrnoOfNl(int nlerr) {
   switch (nlerr < 0 ? -nlerr : nlerr) {
     case NLE_EXIST: return EEXIST;
     case NLE_NOADDR: return EADDRNOTAVAIL;
@@ -64,22 +60,6 @@ std::optional<int> ErrnoOf(int nlerr) {
     default: return std::nullopt;
   }
 }
-
-// What the error callback saw in the kernel's NLMSG_ERROR.
-struct AckState {
-  int err = 0;          // positive errno, 0 for an ack
-  std::string extack;   // NLMSGERR_ATTR_MSG, if the kernel sent one
-};
-
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  auto* state = static_cast<AckState*>(arg);
-  state->err = -e->error;
-  state->extack = ExtackMessage(e);
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void*) { return NL_STOP; }
 
 }  // namespace
 
@@ -108,30 +88,35 @@ absl::Status KernelError(int err, absl::string_view what, absl::string_view deta
   if (!detail.empty()) absl::StrAppend(&msg, " (", detail, ")");
   switch (err) {
     case EEXIST:
-      return absl::AlreadyExistsError(msg);
+      return WithErrno(absl::AlreadyExistsError(msg), err);
     case ENOENT:
     case ENODEV:
     case ESRCH:
     case EADDRNOTAVAIL:
-      return absl::NotFoundError(msg);
+      return WithErrno(absl::NotFoundError(msg), err);
     case EAGAIN:
-      return WithCode(absl::UnavailableError(msg), ErrorCode::kTryAgainLater);
+      return WithErrno(WithCode(absl::UnavailableError(msg), ErrorCode::kTryAgainLater), err);
     default:
-      return absl::InternalError(msg);
+      return WithErrno(absl::InternalError(msg), err);
   }
 }
 
 absl::Status NlError(int nlerr, absl::string_view what) {
-  if (std::optional<int> err = ErrnoOf(nlerr)) return KernelError(*err, what);
+  if (std::optional<int> err = ErrnoOfNl(nlerr)) return KernelError(*err, what);
   return absl::InternalError(absl::StrCat(what, ": ", nl_geterror(nlerr)));
 }
 
-absl::StatusOr<NlSockPtr> NetlinkSocket::Connect() {
+absl::StatusOr<NlSockPtr> NetlinkSocket::Connect(NetlinkProtocol protocol) {
   NlSockPtr sock(nl_socket_alloc());
   if (!sock) return absl::ResourceExhaustedError("allocating netlink socket: out of memory");
-  if (int rc = nl_connect(sock.get(), NETLINK_ROUTE); rc < 0) {
+  if (int rc = nl_connect(sock.get(), static_cast<int>(protocol)); rc < 0) {
     return NlError(rc, "connecting netlink socket");
   }
+  // Our receive loop matches answers to requests by sequence number itself;
+  // libnl's own check (used by its cache fills) would expect the numbers it
+  // handed out to come back in order, which requests sent through Exchange
+  // break.
+  nl_socket_disable_seq_check(sock.get());
   // Ask for the kernel's explanation of failures, and not to echo our request
   // back in error replies (keeps replies small). Both are best effort: kernels
   // before 4.12 lack extended acks and errors are still reported without them.
@@ -142,41 +127,47 @@ absl::StatusOr<NlSockPtr> NetlinkSocket::Connect() {
   return sock;
 }
 
-absl::StatusOr<NetlinkSocket> NetlinkSocket::Open() {
+absl::StatusOr<NetlinkSocket> NetlinkSocket::Open(NetlinkProtocol protocol) {
+  ASSIGN_OR_RETURN(NlSockPtr sock, Connect(protocol));
+  // The namespace is remembered when it can be (it needs /proc): a plugin in
+  // a minimal chroot can still talk netlink in its own namespace.
   absl::StatusOr<Netns> ns = Netns::Current();
-  if (!ns.ok()) return ns.status();
-  absl::StatusOr<NlSockPtr> sock = Connect();
-  if (!sock.ok()) return sock.status();
-  return NetlinkSocket(std::move(*sock), std::move(*ns));
+  return NetlinkSocket(std::move(sock), ns.ok() ? std::optional<Netns>(*std::move(ns)) : std::nullopt, protocol);
 }
 
-absl::StatusOr<NetlinkSocket> NetlinkSocket::OpenIn(const Netns& ns) {
+absl::StatusOr<NetlinkSocket> NetlinkSocket::OpenIn(const Netns& ns, NetlinkProtocol protocol) {
   // A socket belongs to the namespace of the thread that created it; enter
   // only long enough to create it.
-  absl::StatusOr<NlSockPtr> sock = ns.RunFor<NlSockPtr>([] { return Connect(); });
-  if (!sock.ok()) return Annotate(sock.status(), absl::StrCat("in netns \"", ns.path(), "\""));
-  absl::StatusOr<Netns> dup = ns.Dup();
-  if (!dup.ok()) return dup.status();
-  return NetlinkSocket(std::move(*sock), std::move(*dup));
+  ASSIGN_OR_RETURN(NlSockPtr sock, ns.RunFor<NlSockPtr>([protocol] { return Connect(protocol); }),
+                   "in netns \"", ns.path(), "\"");
+  ASSIGN_OR_RETURN(Netns dup, ns.Dup());
+  return NetlinkSocket(std::move(sock), std::move(dup), protocol);
+}
+
+absl::Status NetlinkSocket::Reconnect() {
+  // In the socket's namespace: directly when the calling thread is there
+  // (the usual case), else on a helper thread, as OpenIn does.
+  // An unknown namespace is the calling thread's (see Open).
+  absl::StatusOr<Netns> here = netns_.has_value() ? Netns::Current() : absl::StatusOr<Netns>(absl::UnknownError(""));
+  absl::StatusOr<NlSockPtr> fresh = !netns_.has_value() || (here.ok() && Netns::Same(*here, *netns_))
+                                        ? Connect(protocol_)
+                                        : netns_->RunFor<NlSockPtr>([p = protocol_] { return Connect(p); });
+  RETURN_IF_ERROR(fresh, "reopening the netlink socket");
+  sock_ = *std::move(fresh);
+  dirty_ = false;
+  sndbuf_ = rcvbuf_ = 0;
+  return absl::OkStatus();
 }
 
 absl::Status NetlinkSocket::Transact(nl_msg* msg, absl::string_view what) {
-  if (int rc = nl_send_auto(sock_.get(), msg); rc < 0) return NlError(rc, what);
-  nl_cb* base = nl_socket_get_cb(sock_.get());  // takes a reference
-  NlCbPtr cb(nl_cb_clone(base));
-  nl_cb_put(base);
-  if (!cb) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  AckState state;
-  nl_cb_err(cb.get(), NL_CB_CUSTOM, OnError, &state);
-  nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, nullptr);
-  int rc = nl_recvmsgs(sock_.get(), cb.get());
-  if (state.err != 0) return KernelError(state.err, what, state.extack);
-  if (rc < 0) return NlError(rc, what);
-  return absl::OkStatus();
+  return Exchange(msg, NlExchange{.until = NlAnswer::kAck}, what);
 }
 
 absl::StatusOr<NlCachePtr> NetlinkSocket::Dump(
     const std::function<int(nl_sock*, nl_cache**)>& alloc, absl::string_view what) {
+  // libnl reads the answers itself: nothing of an earlier request may be
+  // left on the socket.
+  if (dirty_) RETURN_IF_ERROR(Reconnect(), what);
   int rc = 0;
   // A dump racing with a change is flagged NLM_F_DUMP_INTR; libnl reports it
   // as NLE_DUMP_INTR and the answer is simply to ask again.
@@ -187,6 +178,7 @@ absl::StatusOr<NlCachePtr> NetlinkSocket::Dump(
     if (rc >= 0) return cache;
     if (rc != -NLE_DUMP_INTR) break;
   }
+  dirty_ = true;  // libnl may have stopped reading midway
   return NlError(rc, what);
 }
 

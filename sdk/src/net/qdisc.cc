@@ -18,8 +18,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
@@ -28,20 +30,13 @@ std::string On(int ifindex) { return absl::StrCat(" on link #", ifindex); }
 
 rtnl_tc* Tc(void* obj) { return static_cast<rtnl_tc*>(obj); }
 
-// Collects the qdiscs of one device from a dump.
-struct DumpState {
-  int ifindex = 0;
-  std::vector<QdiscInfo>* out = nullptr;
-};
-
-int OnQdisc(nl_msg* msg, void* arg) {
-  auto* state = static_cast<DumpState*>(arg);
-  nlmsghdr* hdr = nlmsg_hdr(msg);
-  if (hdr->nlmsg_type != RTM_NEWQDISC) return NL_OK;
+// The qdisc of an RTM_NEWQDISC message when it is on link `ifindex`.
+std::optional<QdiscInfo> QdiscOf(nlmsghdr* hdr, int ifindex) {
+  if (hdr->nlmsg_type != RTM_NEWQDISC) return std::nullopt;
   const auto* tcm = static_cast<const tcmsg*>(nlmsg_data(hdr));
-  if (tcm->tcm_ifindex != state->ifindex) return NL_OK;
+  if (tcm->tcm_ifindex != ifindex) return std::nullopt;
   nlattr* tb[TCA_MAX + 1] = {};
-  if (nlmsg_parse(hdr, sizeof(tcmsg), tb, TCA_MAX, nullptr) < 0) return NL_OK;
+  if (nlmsg_parse(hdr, sizeof(tcmsg), tb, TCA_MAX, nullptr) < 0) return std::nullopt;
   QdiscInfo q;
   q.ifindex = tcm->tcm_ifindex;
   q.handle = tcm->tcm_handle;
@@ -61,8 +56,7 @@ int OnQdisc(nl_msg* msg, void* arg) {
       q.tbf = p;
     }
   }
-  state->out->push_back(std::move(q));
-  return NL_OK;
+  return q;
 }
 
 }  // namespace
@@ -158,27 +152,25 @@ absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifin
 
 absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifindex) {
   std::string what = absl::StrCat("listing qdiscs", On(ifindex));
-  int rc = 0;
-  // A dump racing with a change is flagged and simply asked for again.
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::vector<QdiscInfo> out;
-    tcmsg tcm{};
-    tcm.tcm_family = AF_UNSPEC;
-    tcm.tcm_ifindex = ifindex;
-    rc = nl_send_simple(sock.get(), RTM_GETQDISC, NLM_F_DUMP, &tcm, sizeof(tcm));
-    if (rc < 0) return NlError(rc, what);
-    nl_cb* base = nl_socket_get_cb(sock.get());
-    nl_cb* cb = nl_cb_clone(base);
-    nl_cb_put(base);
-    if (cb == nullptr) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-    DumpState state{ifindex, &out};
-    nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnQdisc, &state);
-    rc = nl_recvmsgs(sock.get(), cb);
-    nl_cb_put(cb);
-    if (rc >= 0) return out;
-    if (rc != -NLE_DUMP_INTR) break;
-  }
-  return NlError(rc, what);
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETQDISC, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = ifindex;
+  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  std::vector<QdiscInfo> out;
+  RETURN_IF_ERROR(sock.Exchange(msg.get(),
+                                NlExchange{.until = NlAnswer::kDump,
+                                           .each =
+                                               [&](nlmsghdr* h) {
+                                                 if (std::optional<QdiscInfo> q = QdiscOf(h, ifindex)) {
+                                                   out.push_back(*std::move(q));
+                                                 }
+                                                 return true;
+                                               },
+                                           .restart = [&out] { out.clear(); }},
+                                what));
+  return out;
 }
 
 absl::Status DeleteQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
@@ -31,13 +32,18 @@ std::string RandomVethName() { return absl::StrFormat("veth%08x", Random32()); }
 
 absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifname, int mtu,
                                    const std::optional<MacAddress>& mac, const Netns& host) {
-  absl::StatusOr<NetlinkSocket> csock = NetlinkSocket::OpenIn(container);
-  if (!csock.ok()) return csock.status();
-  absl::StatusOr<NetlinkSocket> hsock = NetlinkSocket::OpenIn(host);
-  if (!hsock.ok()) return hsock.status();
+  ASSIGN_OR_RETURN(NetlinkSocket csock, NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(NetlinkSocket hsock, NetlinkSocket::OpenIn(host));
+  return SetupVeth(csock, hsock, ifname, mtu, mac);
+}
+
+absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& csock, NetlinkSocket& hsock, absl::string_view ifname, int mtu,
+                                   const std::optional<MacAddress>& mac) {
+  const Netns& container = csock.netns();
+  const Netns& host = hsock.netns();
 
   auto ifname_taken = [&]() -> absl::Status {
-    absl::StatusOr<bool> exists = LinkExists(*csock, ifname);
+    absl::StatusOr<bool> exists = LinkExists(csock, ifname);
     if (!exists.ok()) return exists.status();
     if (*exists) {
       return absl::AlreadyExistsError(
@@ -57,7 +63,7 @@ absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifn
     spec.mtu = mtu;
     spec.mac = mac;
     spec.peer_netns = &host;
-    created = CreateVeth(*csock, spec);
+    created = CreateVeth(csock, spec);
     if (!absl::IsAlreadyExists(created)) break;
     // EEXIST does not say which name was taken: if it was ifname (a racing
     // ADD), a new host name will not help.
@@ -67,14 +73,14 @@ absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifn
 
   // From here on a failure must not leave the pair behind; deleting the
   // container end takes the host end with it.
-  absl::Cleanup undo = [&] { (void)DeleteLinkByNameIfExists(*csock, ifname); };
+  absl::Cleanup undo = [&] { (void)DeleteLinkByNameIfExists(csock, ifname); };
 
-  absl::StatusOr<LinkInfo> cont = LinkByName(*csock, ifname);
+  absl::StatusOr<LinkInfo> cont = LinkByName(csock, ifname);
   if (!cont.ok()) return cont.status();
-  if (absl::Status st = SetLinkUp(*csock, *cont); !st.ok()) return st;
-  absl::StatusOr<LinkInfo> hostl = LinkByName(*hsock, host_name);
+  if (absl::Status st = SetLinkUp(csock, *cont); !st.ok()) return st;
+  absl::StatusOr<LinkInfo> hostl = LinkByName(hsock, host_name);
   if (!hostl.ok()) return hostl.status();
-  if (absl::Status st = SetLinkUp(*hsock, *hostl); !st.ok()) return st;
+  if (absl::Status st = SetLinkUp(hsock, *hostl); !st.ok()) return st;
 
   std::move(undo).Cancel();
   VethPair pair;

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "cni/fw/backend.h"
 #include "cni/net/ip.h"
+#include "cni/net/netlink.h"
 #include "cni/types.h"
 
 namespace cni::fw {
@@ -25,13 +26,22 @@ struct MasqTarget {
 };
 
 // Installs masquerading for `addrs` (address + prefix) with `backend`: one
-// transaction per family (iptables) or for everything (nftables).
+// transaction per family (iptables) or for everything (nftables, through
+// `nf`, a NETLINK_NETFILTER socket from nft::OpenSocket; unused, and may be
+// null, with iptables).
+absl::Status SetupIpMasq(net::NetlinkSocket* nf, Backend backend, const std::vector<net::IpPrefix>& addrs,
+                         const MasqTarget& t);
+// Same, opening a NETLINK_NETFILTER socket of its own when it needs one.
 absl::Status SetupIpMasq(Backend backend, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t);
 // Removes what either backend (ours or upstream's) installed; missing is fine.
-// Keeps going past a failure and reports all failures.
+// Keeps going past a failure and reports all failures. `nf`: as for SetupIpMasq.
+absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t);
+// Same, with a NETLINK_NETFILTER socket of its own.
 absl::Status TeardownIpMasq(const MasqTarget& t);
 // nftables: deletes this network's rules whose attachment is not valid.
 // iptables chains carry no network marker upstream, so they are left (as upstream).
+absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const std::vector<Attachment>& valid);
+// Same, with a NETLINK_NETFILTER socket of its own.
 absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid);
 
 // The comment on this attachment's nftables rules: "<hash of network>-<hash of

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/net/netlink.h"
 
 namespace cni::fw {
 
@@ -42,6 +43,11 @@ bool IptablesIsNft(bool ipv6);
 // asked with one `(ip6)iptables -S <chain>` (a few ms whatever the table's
 // size, unlike a full save), where exit status 1 is "no such chain" and
 // anything else that fails is an error.
+// `nf`: a NETLINK_NETFILTER socket (nft::OpenSocket) for the netlink GET;
+// null asks iptables.
+absl::StatusOr<bool> IptablesHasChain(net::NetlinkSocket* nf, bool ipv6, absl::string_view table,
+                                      absl::string_view chain);
+// Same, with a NETLINK_NETFILTER socket of its own.
 absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain);
 
 // Runs (ip6)iptables-save -t <table> and parses it.

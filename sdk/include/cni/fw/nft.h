@@ -1,14 +1,12 @@
 // nftables: listing rules and chains (a netlink dump) and looking up single
 // tables and chains (netlink GETs); applying a batch (NftBatch, nft_batch.h,
 // written over netlink, or through the nft program when it holds
-// user-written nft text); and libnftables for JSON listings and raw command
-// text (Open, Run, ListJson). Either way one change is one transaction: all
-// of it or nothing, so a crash never leaves half a rule set.
+// user-written nft text). Either way one change is one transaction: all of
+// it or nothing, so a crash never leaves half a rule set.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
-
-// libnftables' context, opaque here.
-struct nft_ctx;
+#include "cni/net/netlink.h"
 
 namespace cni::fw {
 
@@ -36,55 +31,47 @@ struct NftRule {
   std::string jump;     // the chain its verdict jumps or goes to, "" when none
 };
 
-// Owns an nft_ctx (RAII). Works in the calling thread's network namespace.
-class Nft {
- public:
-  // A new context whose output and errors are buffered (never printed on our
-  // stdout). Fails with code 999 when libnftables cannot be used.
-  static absl::StatusOr<Nft> Open();
-
-  // Runs `batch` (commands separated by newlines) as one transaction. Errors
-  // carry nft's own message.
-  absl::Status Run(absl::string_view batch);
-  // Applies `batch`: NftBatch::Commit (netlink) when it can, else, when a
-  // rule holds raw nft text, its ToText() through `nft -f -` (one
-  // transaction; code 999 naming the package when nft is not installed).
-  // Needs no libnftables, so callers can be static executables.
-  static absl::Status Apply(const NftBatch& batch);
-  // Runs a list command with JSON output and returns the parsed document.
-  absl::StatusOr<Json> ListJson(absl::string_view command);
-  // The rules of table `family` `table`; empty when the table does not exist.
-  // Read straight from the kernel (a netlink dump, not libnftables): the cost
-  // stays small with thousands of rules, and no context (nor libnftables) is
-  // needed, so clean-up paths list first and Open only when there is work.
-  // With `chain`, only that chain's rules (the kernel walks only that chain;
-  // a missing chain lists nothing).
-  static absl::StatusOr<std::vector<NftRule>> ListRules(absl::string_view family, absl::string_view table,
-                                                        absl::string_view chain = "");
-  // The first `count` rules of a chain (fewer if it has fewer). Only the
-  // start of the listing is read, and the kernel produces a listing as it
-  // is read, so the cost does not grow with the chain: for a rule just
-  // inserted at the top.
-  static absl::StatusOr<std::vector<NftRule>> ListFirstRules(absl::string_view family, absl::string_view table,
-                                                             absl::string_view chain, size_t count);
-  // The chain names of a table; empty when the table does not exist (also a
-  // netlink dump, no context needed).
-  static absl::StatusOr<std::vector<std::string>> ListChains(absl::string_view family, absl::string_view table);
-  // The kernel's handle of a table, nullopt when the table does not exist.
-  // Tables are numbered per network namespace and a number is never reused:
-  // a table deleted and made again has a new one (and its rules' handles
-  // start over), so a remembered rule handle is only good while its table's
-  // handle is unchanged. One GET, no dump.
-  static absl::StatusOr<std::optional<uint64_t>> TableHandle(absl::string_view family, absl::string_view table);
-  // Whether a chain exists (one GET, whatever the number of chains).
-  static absl::StatusOr<bool> HasChain(absl::string_view family, absl::string_view table, absl::string_view chain);
-
- private:
-  struct Deleter {
-    void operator()(nft_ctx* ctx) const;
-  };
-  explicit Nft(nft_ctx* ctx) : ctx_(ctx) {}
-  std::unique_ptr<nft_ctx, Deleter> ctx_;
-};
-
 }  // namespace cni::fw
+
+// Reading nf_tables straight from the kernel and applying batches, through
+// a NETLINK_NETFILTER socket the caller opens once (OpenSocket) and hands to
+// every call: the socket belongs to the namespace it was opened in.
+namespace cni::fw::nft {
+
+// A NETLINK_NETFILTER socket in the calling thread's network namespace.
+absl::StatusOr<net::NetlinkSocket> OpenSocket();
+
+// Applies `batch`: NftBatch::Commit (netlink) when it can, else, when a
+// rule holds raw nft text, its ToText() through `nft -f -` (one
+// transaction, in the calling thread's namespace; code 999 naming the
+// package when nft is not installed). Needs no libnftables, so callers can
+// be static executables.
+absl::Status Apply(net::NetlinkSocket& nl, const NftBatch& batch);
+// The rules of table `family` `table`; empty when the table does not exist.
+// Read straight from the kernel (a netlink dump, not libnftables): the cost
+// stays small with thousands of rules. With `chain`, only that chain's rules
+// (the kernel walks only that chain; a missing chain lists nothing).
+absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, absl::string_view family,
+                                               absl::string_view table, absl::string_view chain = "");
+// The first `count` rules of a chain (fewer if it has fewer). Only the
+// start of the listing is read, and the kernel produces a listing as it
+// is read, so the cost does not grow with the chain: for a rule just
+// inserted at the top.
+absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table, absl::string_view chain,
+                                                    size_t count);
+// The chain names of a table; empty when the table does not exist.
+absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table);
+// The kernel's handle of a table, nullopt when the table does not exist.
+// Tables are numbered per network namespace and a number is never reused:
+// a table deleted and made again has a new one (and its rules' handles
+// start over), so a remembered rule handle is only good while its table's
+// handle is unchanged. One GET, no dump.
+absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, absl::string_view family,
+                                                    absl::string_view table);
+// Whether a chain exists (one GET, whatever the number of chains).
+absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, absl::string_view family, absl::string_view table,
+                              absl::string_view chain);
+
+}  // namespace cni::fw::nft

@@ -8,7 +8,7 @@
 // nft, upstream's plugins and we keep reading each other's rules.
 //
 // A rule carrying user-written nft text (portmap's conditionsV4/V6) cannot be
-// encoded here: Nft::Apply (nft.h) renders such a batch as nft commands and
+// encoded here: nft::Apply (nft.h) renders such a batch as nft commands and
 // runs it through the nft program instead (`nft -f -`), still as one
 // transaction, so that no plugin has to load libnftables (which would make
 // it a dynamically linked executable, slower to start on every call).
@@ -107,7 +107,7 @@ class NftRuleSpec {
   // "ether saddr 0a:58:..." (bridge family).
   NftRuleSpec& EtherSource(const net::MacAddress& mac);
   // nft syntax copied into the rule as is; the caller validates it. A batch
-  // with such a rule can only be applied by Nft::Apply (the nft program).
+  // with such a rule can only be applied by nft::Apply (the nft program).
   NftRuleSpec& Text(absl::string_view nft_text);
   // "jump chain": continue in `chain`, then come back.
   NftRuleSpec& Jump(absl::string_view chain);
@@ -184,10 +184,10 @@ class NftBatch {
   const std::vector<NftCommand>& commands() const { return commands_; }
   // The batch in nft syntax, one command per line.
   std::string ToText() const;
-  // Whether a rule holds raw nft text (then only Nft::Apply can commit it).
+  // Whether a rule holds raw nft text (then only nft::Apply can commit it).
   bool HasText() const;
-  // Applies the batch as one transaction in the calling thread's network
-  // namespace, over netlink. An empty batch does nothing. Errors (code 999)
+  // Applies the batch as one transaction over `nl` (a NETLINK_NETFILTER
+  // socket: nft::OpenSocket), in the network namespace it was opened in. An empty batch does nothing. Errors (code 999)
   // name the failing command and the kernel's reason; a rule with raw nft
   // text is one of them.
   //
@@ -197,6 +197,9 @@ class NftBatch {
   // the table. Should an echo be lost (only if the receive buffer overflowed),
   // the result is an error although the batch may have been applied: list
   // before retrying.
+  absl::Status Commit(net::NetlinkSocket& nl, std::vector<NftRule>* added = nullptr) const;
+  // Same through a NETLINK_NETFILTER socket of its own, opened in the calling
+  // thread's network namespace (for callers that commit once).
   absl::Status Commit(std::vector<NftRule>* added = nullptr) const;
 
  private:
