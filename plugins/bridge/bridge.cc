@@ -111,12 +111,13 @@ absl::Status ConnectPort(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
 // The gateway of a VLAN network lives on "<bridge>.<vlan>": one end of a
 // veth pair in the host, the other end an access port of the bridge in that
 // VLAN. Shared by every container of the VLAN, so made once and kept.
-absl::StatusOr<net::LinkInfo> EnsureVlanGateway(net::NetlinkSocket& sock, const net::Netns& host,
-                                                const net::LinkInfo& bridge, const Config& config) {
+absl::StatusOr<net::LinkInfo> EnsureVlanGateway(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
+                                                const Config& config) {
   const std::string name = absl::StrCat(bridge.name, ".", config.vlan);
   absl::StatusOr<net::LinkInfo> link = net::LinkByName(sock, name);
   if (link.ok() || !absl::IsNotFound(link.status())) return link;
-  absl::StatusOr<net::VethPair> pair = net::SetupVeth(host, name, bridge.mtu, std::nullopt, host);
+  // Both ends in the host: the one socket serves as both sides.
+  absl::StatusOr<net::VethPair> pair = net::SetupVeth(sock, sock, name, bridge.mtu, std::nullopt);
   // A concurrent ADD made it first: use theirs.
   if (absl::IsAlreadyExists(pair.status())) return net::LinkByName(sock, name);
   RETURN_IF_ERROR(pair, "creating VLAN gateway ", Quoted(name));
@@ -200,21 +201,18 @@ void ContainerSysctls(const net::Netns& ns, absl::string_view ifname, bool enabl
 
 // The two namespaces ADD works in, each with its netlink socket.
 struct Namespaces {
-  net::Netns container;
-  net::Netns host;
+  net::Netns container;  // for the container's sysctls
   net::NetlinkSocket container_sock;
-  net::NetlinkSocket host_sock;
+  net::NetlinkSocket host_sock;  // the plugin's own namespace
 };
 
 // Opens them all before anything changes, so none of these failures leaves
 // a bridge behind.
 absl::StatusOr<Namespaces> OpenNamespaces(const CmdArgs& args) {
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
   ASSIGN_OR_RETURN(net::NetlinkSocket container_sock, net::NetlinkSocket::OpenIn(container));
-  ASSIGN_OR_RETURN(net::NetlinkSocket host_sock, net::NetlinkSocket::OpenIn(host));
-  return Namespaces{std::move(container), std::move(host), std::move(container_sock),
-                    std::move(host_sock)};
+  ASSIGN_OR_RETURN(net::NetlinkSocket host_sock, net::NetlinkSocket::Open());
+  return Namespaces{std::move(container), std::move(container_sock), std::move(host_sock)};
 }
 
 // The bridge with the config's settings, created on first use. It is shared
@@ -270,7 +268,7 @@ absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const Cmd
 absl::StatusOr<net::LinkInfo> GatewayLink(Namespaces& ns, const net::LinkInfo& br,
                                           const Config& config, Result& result) {
   if (config.vlan == 0) return br;
-  ASSIGN_OR_RETURN(net::LinkInfo vlan_link, EnsureVlanGateway(ns.host_sock, ns.host, br, config),
+  ASSIGN_OR_RETURN(net::LinkInfo vlan_link, EnsureVlanGateway(ns.host_sock, br, config),
                    "bridge");
   result.interfaces.push_back(Interface{vlan_link.name, vlan_link.mac.ToString()});
   return vlan_link;
@@ -378,7 +376,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
   ASSIGN_OR_RETURN(net::LinkInfo br, EnsureConfiguredBridge(ns.host_sock, config));
   ASSIGN_OR_RETURN(net::VethPair pair,
-                   net::SetupVeth(ns.container, args.ifname, config.mtu, config.mac, ns.host),
+                   net::SetupVeth(ns.container_sock, ns.host_sock, args.ifname, config.mtu, config.mac),
                    "bridge");
   absl::Cleanup remove_veth = [&] {
     (void)net::DeleteLinkByNameIfExists(ns.container_sock, args.ifname);

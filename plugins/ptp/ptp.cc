@@ -175,13 +175,6 @@ absl::Status SetupMasquerade(const CmdArgs& args, const Config& config, const Re
   return Annotate(st, "ptp");
 }
 
-// Deletes the container end of the pair (the host end goes with it). Runs as
-// an ADD rollback, so it opens its own socket and ignores failures.
-void RemoveContainerLink(const net::Netns& container, absl::string_view ifname) {
-  absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::OpenIn(container);
-  if (sock.ok()) (void)net::DeleteLinkByNameIfExists(*sock, ifname);
-}
-
 }  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
@@ -190,8 +183,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // CNI_NETNS or CNI_IFNAME must not cost an address or touch a sysctl, and
   // nothing below has to undo a failed open.
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
   ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::NetlinkSocket hsock, net::NetlinkSocket::Open());
   RETURN_IF_ERROR(RequireFreeIfname(csock, args.ifname));
 
   // Every return before lease.Commit releases the address again.
@@ -200,15 +193,15 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   RETURN_IF_ERROR(EnableForwarding(lease.result()), "ptp: enabling IP forwarding");
 
   ASSIGN_OR_RETURN(net::VethPair pair,
-                   net::SetupVeth(container, args.ifname, config.mtu, std::nullopt, host));
-  // Declared after the lease, so it runs first: link, then address.
-  absl::Cleanup remove_link = [&] { RemoveContainerLink(container, args.ifname); };
+                   net::SetupVeth(csock, hsock, args.ifname, config.mtu, std::nullopt));
+  // Declared after the lease, so it runs first: link, then address. Deleting
+  // the container end takes the host end with it.
+  absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
   Result result = BuildResult(args, config, pair, lease.result());
   RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result));
   RETURN_IF_ERROR(ConfigureContainerRoutes(csock, pair.container_index, result),
                   "ptp: routes of \"", args.ifname, "\"");
-  ASSIGN_OR_RETURN(net::NetlinkSocket hsock, net::NetlinkSocket::Open());
   RETURN_IF_ERROR(ConfigureHost(hsock, pair.host_index, result),
                   "ptp: host side of \"", pair.host.name, "\"");
   if (config.ip_masq) RETURN_IF_ERROR(SetupMasquerade(args, config, result));

@@ -46,11 +46,11 @@ using Handler = std::function<absl::Status(const CmdArgs&)>;
 // not implemented; skel then answers: DEL/CHECK/GC/STATUS -> success (spec: a
 // plugin with no state to collect has nothing to do), ADD -> error 4.
 struct PluginFuncs {
-  AddHandler add;   // CNI_COMMAND=ADD
-  Handler del;      // CNI_COMMAND=DEL (must be idempotent)
-  Handler check;    // CNI_COMMAND=CHECK (0.4.0+; prevResult is in args.conf)
-  Handler gc;       // CNI_COMMAND=GC (1.1.0; args.conf.valid_attachments)
-  Handler status;   // CNI_COMMAND=STATUS (1.1.0)
+  AddHandler add = nullptr;   // CNI_COMMAND=ADD
+  Handler del = nullptr;      // CNI_COMMAND=DEL (must be idempotent)
+  Handler check = nullptr;    // CNI_COMMAND=CHECK (0.4.0+; prevResult is in args.conf)
+  Handler gc = nullptr;       // CNI_COMMAND=GC (1.1.0; args.conf.valid_attachments)
+  Handler status = nullptr;   // CNI_COMMAND=STATUS (1.1.0)
 };
 
 // Handlers that take the plugin's parsed configuration (DESIGN rule 2): skel
@@ -63,11 +63,13 @@ struct PluginFuncs {
 //   }
 template <typename Config>
 struct TypedPluginFuncs {
-  std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add;  // as PluginFuncs::add
-  std::function<absl::Status(const CmdArgs&, const Config&)> del;     // as PluginFuncs::del
-  std::function<absl::Status(const CmdArgs&, const Config&)> check;   // as PluginFuncs::check
-  std::function<absl::Status(const CmdArgs&, const Config&)> gc;      // as PluginFuncs::gc
-  std::function<absl::Status(const CmdArgs&, const Config&)> status;  // as PluginFuncs::status
+  // Initialised, so a designated initializer naming only some of them is
+  // clean under -Wextra (-Wmissing-field-initializers).
+  std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add = nullptr;  // as PluginFuncs::add
+  std::function<absl::Status(const CmdArgs&, const Config&)> del = nullptr;     // as PluginFuncs::del
+  std::function<absl::Status(const CmdArgs&, const Config&)> check = nullptr;   // as PluginFuncs::check
+  std::function<absl::Status(const CmdArgs&, const Config&)> gc = nullptr;      // as PluginFuncs::gc
+  std::function<absl::Status(const CmdArgs&, const Config&)> status = nullptr;  // as PluginFuncs::status
 };
 
 // The command table skel runs for typed handlers: every command parses the

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 
 namespace cni::net {
 namespace {
@@ -49,60 +50,29 @@ absl::Status NotNetnsError(absl::string_view path, absl::string_view why) {
 
 }  // namespace
 
-Netns& Netns::operator=(Netns&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    dev_ = other.dev_;
-    ino_ = other.ino_;
-  }
-  return *this;
-}
-
-Netns::~Netns() {
-  if (fd_ >= 0) close(fd_);
-}
-
-absl::StatusOr<Netns> Netns::FromFd(int fd, std::string path) {
+absl::StatusOr<Netns> Netns::FromFd(UniqueFd fd, std::string path) {
   struct statfs sfs;
-  if (fstatfs(fd, &sfs) != 0) {
-    int err = errno;
-    close(fd);
-    return OpenError(err, path);
-  }
+  if (fstatfs(fd.get(), &sfs) != 0) return OpenError(errno, path);
   if (static_cast<unsigned long>(sfs.f_type) != NSFS_MAGIC &&
       static_cast<unsigned long>(sfs.f_type) != PROC_SUPER_MAGIC) {
-    close(fd);
     return NotNetnsError(path, "not a namespace file");
   }
   // nsfs also holds mount, pid, uts... namespaces: ask which kind this is.
   // Kernels before 4.11 lack NS_GET_NSTYPE (ENOTTY); the magic check must do there.
-  int type = ioctl(fd, NS_GET_NSTYPE);
-  if (type < 0 && errno != ENOTTY) {
-    int err = errno;
-    close(fd);
-    return OpenError(err, path);
-  }
-  if (type >= 0 && type != CLONE_NEWNET) {
-    close(fd);
-    return NotNetnsError(path, "a namespace of another kind");
-  }
+  int type = ioctl(fd.get(), NS_GET_NSTYPE);
+  if (type < 0 && errno != ENOTTY) return OpenError(errno, path);
+  if (type >= 0 && type != CLONE_NEWNET) return NotNetnsError(path, "a namespace of another kind");
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return OpenError(err, path);
-  }
-  return Netns(fd, std::move(path), st.st_dev, st.st_ino);
+  if (fstat(fd.get(), &st) != 0) return OpenError(errno, path);
+  return Netns(std::move(fd), std::move(path), st.st_dev, st.st_ino);
 }
 
 absl::StatusOr<Netns> Netns::Open(absl::string_view path) {
   std::string p(path);
   if (p.empty()) return NotNetnsError(p, "empty path");
-  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return OpenError(errno, p);
-  return FromFd(fd, std::move(p));
+  UniqueFd fd(open(p.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return OpenError(errno, p);
+  return FromFd(std::move(fd), std::move(p));
 }
 
 absl::StatusOr<Netns> Netns::Current() {
@@ -111,9 +81,9 @@ absl::StatusOr<Netns> Netns::Current() {
 }
 
 absl::StatusOr<Netns> Netns::Dup() const {
-  int fd = fcntl(fd_, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return OpenError(errno, path_);
-  return Netns(fd, path_, dev_, ino_);
+  UniqueFd fd(fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) return OpenError(errno, path_);
+  return Netns(std::move(fd), path_, dev_, ino_);
 }
 
 absl::Status Netns::Run(const std::function<absl::Status()>& fn) const {
@@ -122,7 +92,7 @@ absl::Status Netns::Run(const std::function<absl::Status()>& fn) const {
   // moved, so nothing has to be restored afterwards.
   try {
     std::thread worker([&] {
-      if (setns(fd_, CLONE_NEWNET) != 0) {
+      if (setns(fd_.get(), CLONE_NEWNET) != 0) {
         result = Error(ErrorCode::kIoFailure,
                        absl::StrCat("entering netns \"", path_, "\": ", std::strerror(errno)));
         return;
@@ -144,15 +114,12 @@ absl::Status Netns::Run(const std::function<absl::Status()>& fn) const {
 
 absl::StatusOr<uint64_t> CurrentNetnsCookie() {
   // Any socket will do: it belongs to the namespace of the thread making it.
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error(ErrorCode::kInternal, absl::StrCat("socket: ", std::strerror(errno)));
+  UniqueFd fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoError(errno, "socket");
   uint64_t cookie = 0;
   socklen_t len = sizeof(cookie);
-  int rc = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
-  int err = errno;
-  close(fd);
-  if (rc != 0) {
-    return Error(ErrorCode::kInternal, absl::StrCat("reading the network namespace cookie: ", std::strerror(err)));
+  if (getsockopt(fd.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0) {
+    return ErrnoError(errno, "reading the network namespace cookie");
   }
   return cookie;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 
 namespace cni::net {
 namespace {
@@ -34,41 +35,34 @@ absl::StatusOr<std::string> PathOf(absl::string_view key) {
 absl::Status IoError(absl::string_view op, absl::string_view key, int err) {
   std::string msg = absl::StrCat(op, " sysctl ", key, ": ", std::strerror(err));
   // A missing key usually means a missing interface (or IPv6 disabled).
-  if (err == ENOENT) return WithCode(absl::NotFoundError(msg), ErrorCode::kIoFailure);
-  return Error(ErrorCode::kIoFailure, msg);
+  if (err == ENOENT) return WithErrno(WithCode(absl::NotFoundError(msg), ErrorCode::kIoFailure), err);
+  return WithErrno(Error(ErrorCode::kIoFailure, msg), err);
 }
 
 absl::StatusOr<std::string> ReadPath(const std::string& path, absl::string_view key) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("reading", key, errno);
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return IoError("reading", key, errno);
   std::string out;
   char buf[256];
   for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
+    ssize_t n = read(fd.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return IoError("reading", key, err);
-    }
+    if (n < 0) return IoError("reading", key, errno);
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
-  close(fd);
   return std::string(absl::StripAsciiWhitespace(out));
 }
 
 absl::Status WritePath(const std::string& path, absl::string_view key, absl::string_view value) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("writing", key, errno);
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return IoError("writing", key, errno);
   // A sysctl takes the value in a single write.
   ssize_t n;
   do {
-    n = write(fd, value.data(), value.size());
+    n = write(fd.get(), value.data(), value.size());
   } while (n < 0 && errno == EINTR);
-  int err = errno;
-  close(fd);
-  if (n < 0) return IoError("writing", key, err);
+  if (n < 0) return IoError("writing", key, errno);
   return absl::OkStatus();
 }
 

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/fs.h"
 
 namespace cni::net {
 
@@ -36,22 +37,19 @@ class Netns {
   // The namespace of the calling thread.
   static absl::StatusOr<Netns> Current();
 
-  // Takes over `other`'s fd; `other` is left without one (fd() == -1).
-  Netns(Netns&& other) noexcept { *this = std::move(other); }
-  // Closes this handle's fd, then takes over `other`'s.
-  Netns& operator=(Netns&& other) noexcept;
-  // Not copyable: one owner per fd (use Dup() for a second handle).
+  // Move-only: one owner per fd, closed with the handle (the namespace itself
+  // lives on while others refer to it). Dup() makes a second handle; a
+  // moved-from handle has fd() == -1.
+  Netns(Netns&& other) noexcept = default;
+  Netns& operator=(Netns&& other) noexcept = default;
   Netns(const Netns&) = delete;
-  // Not copyable: one owner per fd (use Dup() for a second handle).
   Netns& operator=(const Netns&) = delete;
-  // Closes the fd (the namespace itself lives on while others refer to it).
-  ~Netns();
 
   // Another handle on the same namespace (dup of the fd).
   absl::StatusOr<Netns> Dup() const;
 
   // The namespace fd, still owned by this handle (e.g. for IFLA_NET_NS_FD).
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // The path it was opened from, for messages ("/proc/thread-self/ns/net" for Current()).
   const std::string& path() const { return path_; }
   // Device of the namespace file (with ino(), the namespace's identity).
@@ -83,12 +81,12 @@ class Netns {
   }
 
  private:
-  Netns(int fd, std::string path, dev_t dev, ino_t ino)
-      : fd_(fd), path_(std::move(path)), dev_(dev), ino_(ino) {}
-  // Takes ownership of `fd` and validates it; closes it on failure.
-  static absl::StatusOr<Netns> FromFd(int fd, std::string path);
+  Netns(UniqueFd fd, std::string path, dev_t dev, ino_t ino)
+      : fd_(std::move(fd)), path_(std::move(path)), dev_(dev), ino_(ino) {}
+  // Validates `fd` as a network namespace (closed on failure).
+  static absl::StatusOr<Netns> FromFd(UniqueFd fd, std::string path);
 
-  int fd_ = -1;
+  UniqueFd fd_;
   std::string path_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
