@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "cni/error.h"
 #include "cni/json.h"
+#include "cni/status_macros.h"
 
 namespace cni::config {
 
@@ -82,9 +83,8 @@ template <typename C, typename F>
 Key<C> Bool(absl::string_view name, F C::*field) {
   std::string key(name);
   return {key, [key, field](const Json& obj, absl::string_view, C& out) -> absl::Status {
-            absl::StatusOr<std::optional<bool>> v = GetBool(obj, key);
-            if (!v.ok()) return v.status();
-            if (*v) out.*field = **v;
+            CNI_ASSIGN_OR_RETURN(std::optional<bool> v, GetBool(obj, key));
+            if (v) out.*field = *v;
             return absl::OkStatus();
           }};
 }
@@ -96,9 +96,8 @@ Key<C> String(absl::string_view name, F C::*field, bool empty_keeps_default = fa
   std::string key(name);
   return {key, [key, field, empty_keeps_default](const Json& obj, absl::string_view,
                                                  C& out) -> absl::Status {
-            absl::StatusOr<std::optional<std::string>> v = GetString(obj, key);
-            if (!v.ok()) return v.status();
-            if (*v && !(empty_keeps_default && (*v)->empty())) out.*field = **std::move(v);
+            CNI_ASSIGN_OR_RETURN(std::optional<std::string> v, GetString(obj, key));
+            if (v && !(empty_keeps_default && v->empty())) out.*field = *std::move(v);
             return absl::OkStatus();
           }};
 }
@@ -110,18 +109,17 @@ Key<C> OneOf(absl::string_view name, F C::*field, std::initializer_list<absl::st
   std::vector<std::string> values(allowed.begin(), allowed.end());
   return {key, [key, field, values](const Json& obj, absl::string_view plugin,
                                     C& out) -> absl::Status {
-            absl::StatusOr<std::optional<std::string>> v = GetString(obj, key);
-            if (!v.ok()) return v.status();
-            if (!*v) return absl::OkStatus();
+            CNI_ASSIGN_OR_RETURN(std::optional<std::string> v, GetString(obj, key));
+            if (!v) return absl::OkStatus();
             for (const std::string& ok : values) {
-              if (**v == ok) {
-                out.*field = **v;
+              if (*v == ok) {
+                out.*field = *v;
                 return absl::OkStatus();
               }
             }
             return internal::Invalid(
                 plugin, absl::StrCat("\"", key, "\" must be one of \"", absl::StrJoin(values, "\", \""),
-                                     "\", not \"", **v, "\""));
+                                     "\", not \"", *v, "\""));
           }};
 }
 
@@ -131,15 +129,14 @@ Key<C> Integer(absl::string_view name, F C::*field, Range range) {
   std::string key(name);
   return {key, [key, field, range](const Json& obj, absl::string_view plugin,
                                    C& out) -> absl::Status {
-            absl::StatusOr<std::optional<int64_t>> v = GetInt(obj, key);
-            if (!v.ok()) return v.status();
-            if (!*v) return absl::OkStatus();
-            if (**v < range.min || **v > range.max) {
+            CNI_ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(obj, key));
+            if (!v) return absl::OkStatus();
+            if (*v < range.min || *v > range.max) {
               return internal::Invalid(plugin, absl::StrCat("\"", key, "\" must be between ", range.min,
-                                                            " and ", range.max, ", not ", **v));
+                                                            " and ", range.max, ", not ", *v));
             }
             using T = typename internal::Unwrap<F>::type;
-            out.*field = static_cast<T>(**v);
+            out.*field = static_cast<T>(*v);
             return absl::OkStatus();
           }};
 }
@@ -149,9 +146,8 @@ template <typename C, typename F>
 Key<C> StringList(absl::string_view name, F C::*field) {
   std::string key(name);
   return {key, [key, field](const Json& obj, absl::string_view, C& out) -> absl::Status {
-            absl::StatusOr<std::optional<std::vector<std::string>>> v = GetStringList(obj, key);
-            if (!v.ok()) return v.status();
-            if (*v) out.*field = **std::move(v);
+            CNI_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> v, GetStringList(obj, key));
+            if (v) out.*field = *std::move(v);
             return absl::OkStatus();
           }};
 }
@@ -166,9 +162,7 @@ Key<C> Custom(absl::string_view name, F C::*field, Parser parse) {
                                    C& out) -> absl::Status {
             const Json* v = FindKey(obj, key);
             if (v == nullptr || v->is_null()) return absl::OkStatus();
-            auto parsed = parse(*v);
-            if (!parsed.ok()) return Annotate(parsed.status(), plugin);
-            out.*field = *std::move(parsed);
+            CNI_ASSIGN_OR_RETURN(out.*field, parse(*v), plugin);
             return absl::OkStatus();
           }};
 }
@@ -180,9 +174,7 @@ template <typename C, typename F, typename Parser>
 Key<C> Whole(absl::string_view name, F C::*field, Parser parse) {
   return {std::string(name), [field, parse](const Json& obj, absl::string_view plugin,
                                             C& out) -> absl::Status {
-            auto parsed = parse(obj, plugin);
-            if (!parsed.ok()) return parsed.status();
-            out.*field = *std::move(parsed);
+            CNI_ASSIGN_OR_RETURN(out.*field, parse(obj, plugin));
             return absl::OkStatus();
           }};
 }
@@ -191,9 +183,7 @@ Key<C> Whole(absl::string_view name, F C::*field, Parser parse) {
 // `obj` that is not an object reads as all keys absent.
 template <typename C>
 absl::Status ParseKeys(const Json& obj, const Schema<C>& schema, absl::string_view plugin, C& out) {
-  for (const Key<C>& key : schema) {
-    if (absl::Status st = key.read(obj, plugin, out); !st.ok()) return st;
-  }
+  for (const Key<C>& key : schema) CNI_RETURN_IF_ERROR(key.read(obj, plugin, out));
   return absl::OkStatus();
 }
 

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/status_macros.h"
 #include "cni/types.h"
 
 namespace cni {
@@ -82,9 +83,8 @@ PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
   PluginFuncs funcs;
   if (typed.add) {
     funcs.add = [add = std::move(typed.add)](const CmdArgs& args) -> absl::StatusOr<Result> {
-      absl::StatusOr<Config> config = Config::Parse(args);
-      if (!config.ok()) return config.status();
-      return add(args, *config);
+      CNI_ASSIGN_OR_RETURN(Config config, Config::Parse(args));
+      return add(args, config);
     };
   }
   auto wrap = [](std::function<absl::Status(const CmdArgs&, const Config&)> handler) -> Handler {

@@ -43,7 +43,7 @@ absl::Status Annotated(absl::Status s, const Ctx&... context) {
 
 // Returns the failed status of `expr` (a Status or StatusOr), optionally with
 // context; does nothing on success.
-#define RETURN_IF_ERROR(expr, ...)                                                        \
+#define CNI_RETURN_IF_ERROR(expr, ...)                                                        \
   do {                                                                                    \
     if (const auto& cni_status_value = (expr);                                            \
         !::cni::status_internal::AsStatus(cni_status_value).ok()) {                        \
@@ -55,7 +55,7 @@ absl::Status Annotated(absl::Status s, const Ctx&... context) {
 // Evaluates `expr` (a StatusOr); on failure returns its status (optionally with
 // context), else moves the value into `lhs`, which may declare a variable
 // ("auto x", "Type x") or name an existing one.
-#define ASSIGN_OR_RETURN(lhs, expr, ...)                                                   \
+#define CNI_ASSIGN_OR_RETURN(lhs, expr, ...)                                                   \
   CNI_ASSIGN_OR_RETURN_IMPL(CNI_STATUS_CONCAT(cni_statusor_, __LINE__), lhs,               \
                             expr __VA_OPT__(, ) __VA_ARGS__)
 
@@ -66,3 +66,12 @@ absl::Status Annotated(absl::Status s, const Ctx&... context) {
                                                  __VA_ARGS__);                            \
   }                                                                                       \
   lhs = *std::move(tmp)
+
+// The short names, unless the including code has macros of its own by these
+// names (the SDK's own headers use only the CNI_ ones).
+#ifndef RETURN_IF_ERROR
+#define RETURN_IF_ERROR CNI_RETURN_IF_ERROR
+#endif
+#ifndef ASSIGN_OR_RETURN
+#define ASSIGN_OR_RETURN CNI_ASSIGN_OR_RETURN
+#endif
