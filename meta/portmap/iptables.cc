@@ -25,7 +25,6 @@
 #include <thread>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
@@ -81,7 +80,7 @@ std::string TeardownLines(const fw::IptTable& t, const std::string& chain) {
 // multiport xtables matches (with their kernel structs), a counter, the jump.
 // tests/netns/portmap_test.cc checks that iptables-save prints it exactly as
 // the line iptables-restore would have made.
-fw::NftRuleSpec EntryRule(const std::string& comment, const char* proto, const std::vector<std::string>& ports,
+fw::NftRuleSpec EntryRule(const std::string& comment, fw::L4Protocol proto, const std::vector<uint16_t>& ports,
                           const std::string& chain) {
   xt_comment_info text{};
   std::memcpy(text.comment, comment.data(), std::min(comment.size(), sizeof(text.comment) - 1));
@@ -89,9 +88,7 @@ fw::NftRuleSpec EntryRule(const std::string& comment, const char* proto, const s
   multiport.flags = XT_MULTIPORT_DESTINATION;
   multiport.count = static_cast<uint8_t>(ports.size());
   for (size_t i = 0; i < ports.size() && i < XT_MULTI_PORTS; ++i) {
-    int port = 0;
-    (void)absl::SimpleAtoi(ports[i], &port);
-    multiport.ports[i] = static_cast<uint16_t>(port);  // host byte order, as iptables stores it
+    multiport.ports[i] = ports[i];  // host byte order, as iptables stores it
   }
   fw::NftRuleSpec rule;
   rule.L4Proto(proto)
@@ -124,15 +121,15 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
   const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
 
   // Entry rules: multiport, 15 ports each, protocols in sorted order.
-  for (const char* proto : {"sctp", "tcp", "udp"}) {
-    std::vector<std::string> ports;
+  for (fw::L4Protocol proto : {fw::L4Protocol::kSctp, fw::L4Protocol::kTcp, fw::L4Protocol::kUdp}) {
+    std::vector<uint16_t> ports;
     for (const PortMapping& m : c.mappings) {
-      if (m.protocol == proto) ports.push_back(absl::StrCat(m.host_port));
+      if (m.protocol == proto) ports.push_back(static_cast<uint16_t>(m.host_port));
     }
     for (size_t i = 0; i < ports.size(); i += kMultiportMax) {
-      std::vector<std::string> chunk(ports.begin() + i, ports.begin() + std::min(ports.size(), i + kMultiportMax));
-      std::vector<std::string> r = {"-m", "comment", "--comment", comment, "-m", "multiport", "-p", proto,
-                                    "--destination-ports", absl::StrJoin(chunk, ",")};
+      std::vector<uint16_t> chunk(ports.begin() + i, ports.begin() + std::min(ports.size(), i + kMultiportMax));
+      std::vector<std::string> r = {"-m", "comment", "--comment", comment, "-m", "multiport", "-p",
+                                    fw::L4ProtocolName(proto), "--destination-ports", absl::StrJoin(chunk, ",")};
       r.insert(r.end(), conds.begin(), conds.end());
       r.insert(r.end(), {"-j", d.chain});
       d.entries.push_back(std::move(r));
@@ -144,7 +141,7 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
   // Each also as iptables-nft encodes it: -p, then -s and -d, then --dport.
   std::string to = v6 ? absl::StrCat("[", addr.addr().ToString(), "]:") : absl::StrCat(addr.addr().ToString(), ":");
   for (const PortMapping& m : MappingsFor(c, addr)) {
-    std::vector<std::string> base = {"-p", m.protocol, "--dport", absl::StrCat(m.host_port)};
+    std::vector<std::string> base = {"-p", fw::L4ProtocolName(m.protocol), "--dport", absl::StrCat(m.host_port)};
     std::optional<net::IpPrefix> pinned;
     if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) {
       base.insert(base.end(), {"-d", m.host_ip->ToString()});
@@ -223,7 +220,7 @@ std::optional<NatState> FromKernel(LazyNetfilter& nf, bool v6, const std::string
   absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
   if (!sock.ok()) return std::nullopt;
   net::NetlinkSocket& nl = **sock;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   absl::StatusOr<bool> mine = fw::nft::HasChain(nl, family, "nat", chain);
   if (!mine.ok() || *mine) return std::nullopt;
   bool failed = false;
@@ -303,7 +300,7 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
     }
     // A failure here leaves nothing of the container; the retry looks again.
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
-    const char* family = NftFamily(v6);
+    const fw::NftFamily family = fw::IpFamily(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
     for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
@@ -337,7 +334,7 @@ void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const Dnat
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   if (!store.enabled()) return;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   Record record = store.Load(id).value_or(Record{});
   record.tables.erase(family);
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
@@ -383,7 +380,7 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
                                   const std::optional<std::vector<fw::NftRule>>& jumps) {
   ASSIGN_OR_RETURN(net::NetlinkSocket * sock, nf.Get());
   net::NetlinkSocket& nl = *sock;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   absl::StatusOr<bool> has_sn = fw::nft::HasChain(nl, family, "nat", sn);
   if (!has_sn.ok()) return has_sn.status();
   if (*has_sn) return absl::FailedPreconditionError("an SN- chain exists");
@@ -406,7 +403,7 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
 std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<Record>& record,
-                                                      const char* family) {
+                                                      fw::NftFamily family) {
   if (!record.has_value()) return std::nullopt;
   absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
   if (!nl.ok() || !TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
@@ -439,7 +436,7 @@ static absl::Status Unforward(const std::string& network, const std::string& id,
       if (has.ok() && nft) {
         // By the recorded handles, else by listing the entry chain, else
         // (below) as with iptables-legacy.
-        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, NftFamily(v6));
+        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, fw::IpFamily(v6));
         if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return;
         if (UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok()) return;
       }

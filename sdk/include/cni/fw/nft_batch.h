@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/protocols.h"
 #include "cni/net/ip.h"
 
 namespace cni::fw {
@@ -58,16 +59,16 @@ struct NftPiece {
     kDnat,           // dnat to address:port
     kComment,        // comment "text"
   };
-  Kind kind;              // which piece this is
-  net::IpPrefix prefix;   // addresses (a host prefix for a single address)
-  bool equal = true;      // addresses: == (true) or != (false)
-  net::IpAddress address; // kDnat
-  uint16_t port = 0;      // kDestPort, kDnat
-  uint8_t protocol = 0;   // kDestPort: IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP
-  net::MacAddress mac;    // kEtherSource
-  std::string text;       // names, chains, raw text, comment, xt match name
-  uint32_t revision = 0;  // kXtMatch, kXtTarget
-  std::string info;       // kXtMatch, kXtTarget: the kernel struct of its options
+  Kind kind;                               // which piece this is
+  net::IpPrefix prefix;                    // addresses (a host prefix for a single address)
+  bool equal = true;                       // addresses: == (true) or != (false)
+  net::IpAddress address;                  // kDnat
+  uint16_t port = 0;                       // kDestPort, kDnat
+  L4Protocol protocol = L4Protocol::kTcp;  // kDestPort, kL4Proto
+  net::MacAddress mac;                     // kEtherSource
+  std::string text;                        // names, chains, raw text, comment, xt match name
+  uint32_t revision = 0;                   // kXtMatch, kXtTarget
+  std::string info;                        // kXtMatch, kXtTarget: the kernel struct of its options
 };
 
 // A rule: matches, then statements, then at most one comment, in the order
@@ -79,11 +80,10 @@ class NftRuleSpec {
   NftRuleSpec& SourceAddress(const net::IpPrefix& prefix, bool equal = true);
   // Same for the destination: "ip daddr ...".
   NftRuleSpec& DestAddress(const net::IpPrefix& prefix, bool equal = true);
-  // "tcp dport 8080"; `protocol` is "tcp", "udp" or "sctp" (anything else
-  // makes Commit fail).
-  NftRuleSpec& DestPort(absl::string_view protocol, uint16_t port);
-  // "meta l4proto tcp" (iptables' `-p tcp`); "tcp", "udp" or "sctp".
-  NftRuleSpec& L4Proto(absl::string_view protocol);
+  // "tcp dport 8080" (udp, sctp likewise).
+  NftRuleSpec& DestPort(L4Protocol protocol, uint16_t port);
+  // "meta l4proto tcp" (iptables' `-p tcp`).
+  NftRuleSpec& L4Proto(L4Protocol protocol);
   // "th dport 8080": the transport header's destination port, the protocol
   // having been matched before (L4Proto), as iptables-nft writes --dport.
   NftRuleSpec& ThDestPort(uint16_t port);
@@ -130,8 +130,6 @@ class NftRuleSpec {
   const std::vector<NftPiece>& pieces() const { return pieces_; }
   // Whether a piece is raw nft text.
   bool HasText() const;
-  // The protocol of its first L4Proto piece, 0 when none.
-  uint8_t L4Protocol() const;
   // Whether a piece is an xtables match or target.
   bool HasXt() const;
 
@@ -145,14 +143,14 @@ struct NftCommand {
   // The nft command: add table, add chain, flush chain, delete chain, add
   // rule, delete rule.
   enum class Op { kAddTable, kAddChain, kFlushChain, kDeleteChain, kAddRule, kInsertRule, kDeleteRule };
-  Op op;                            // which command
-  std::string family;               // "ip", "ip6", "inet" or "bridge"
-  std::string table;                // the table's name
-  std::string chain;                // chains and rules
-  std::string comment;              // tables and chains; "" for none
-  std::optional<NftHook> hook;      // kAddChain: a base chain
-  NftRuleSpec rule;                 // kAddRule, kInsertRule
-  uint64_t handle = 0;              // kDeleteRule
+  Op op;                              // which command
+  NftFamily family = NftFamily::kIp;  // the table's family
+  std::string table;                  // the table's name
+  std::string chain;                  // chains and rules
+  std::string comment;                // tables and chains; "" for none
+  std::optional<NftHook> hook;        // kAddChain: a base chain
+  NftRuleSpec rule;                   // kAddRule, kInsertRule
+  uint64_t handle = 0;                // kDeleteRule
   // The command in nft syntax, one line without the newline.
   std::string ToText() const;
 };
@@ -162,19 +160,19 @@ struct NftCommand {
 class NftBatch {
  public:
   // "add table <family> <table> [{ comment "<comment>" ; }]".
-  void AddTable(absl::string_view family, absl::string_view table, absl::string_view comment = "");
+  void AddTable(NftFamily family, absl::string_view table, absl::string_view comment = "");
   // "add chain ..." (a base chain when `hook` is given).
-  void AddChain(absl::string_view family, absl::string_view table, absl::string_view chain,
+  void AddChain(NftFamily family, absl::string_view table, absl::string_view chain,
                 std::optional<NftHook> hook = std::nullopt, absl::string_view comment = "");
   // "flush chain ...": removes every rule of the chain.
-  void FlushChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+  void FlushChain(NftFamily family, absl::string_view table, absl::string_view chain);
   // "delete chain ..." (the chain must be empty and unreferenced by then).
-  void DeleteChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+  void DeleteChain(NftFamily family, absl::string_view table, absl::string_view chain);
   // "add rule <family> <table> <chain> <rule>" (appended at the chain's end).
-  void AddRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
+  void AddRule(NftFamily family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
   // "insert rule <family> <table> <chain> <rule>" (put at the chain's top,
   // as iptables -I chain 1).
-  void InsertRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
+  void InsertRule(NftFamily family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
   // "delete rule <family> <table> <chain> handle <n>" of a listed rule.
   void DeleteRule(const NftRule& rule);
 
