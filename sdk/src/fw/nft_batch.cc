@@ -81,6 +81,10 @@ NftRuleSpec& NftRuleSpec::ThDestPort(uint16_t port) { return Add({.kind = Kind::
 NftRuleSpec& NftRuleSpec::XtTarget(absl::string_view name, uint32_t revision, std::string info) {
   return Add({.kind = Kind::kXtTarget, .text = std::string(name), .revision = revision, .info = std::move(info)});
 }
+NftRuleSpec& NftRuleSpec::XtProtocol(L4Protocol protocol) {
+  xt_protocol_ = protocol;
+  return *this;
+}
 NftRuleSpec& NftRuleSpec::DestIsLocal() { return Add({.kind = Kind::kDestIsLocal}); }
 NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name) {
   return Add({.kind = Kind::kInInterface, .text = std::string(name)});

@@ -157,13 +157,12 @@ class ExprWriter {
   }
 
   // nft_compat's "match" or "target": the xtables extension by name and
-  // revision, with its info struct; the kernel checks the size against the
+  // revision, with its info struct (built, padded, by
+  // iptables_nft_encoding.cc); the kernel checks the size against the
   // extension's own.
   bool Xt(const NftPiece& p, const char* expr, int name_attr, int rev_attr, int info_attr) {
-    std::string info = p.info;
-    info.resize((info.size() + 7) / 8 * 8, '\0');  // XT_ALIGN
     return Begin(expr) && nla_put_string(msg_, name_attr, p.text.c_str()) == 0 && U32(rev_attr, p.revision) &&
-           nla_put(msg_, info_attr, static_cast<int>(info.size()), info.data()) == 0 && End();
+           nla_put(msg_, info_attr, static_cast<int>(p.info.size()), p.info.data()) == 0 && End();
   }
 
   bool Payload(uint32_t base, uint32_t offset, uint32_t len) {
@@ -224,14 +223,6 @@ class ExprWriter {
   std::optional<uint8_t> nfproto_;  // the network protocol already known
 };
 
-// The protocol of the rule's first L4Proto piece, 0 when none.
-uint32_t CompatProtocol(const NftRuleSpec& rule) {
-  for (const NftPiece& p : rule.pieces()) {
-    if (p.kind == Kind::kL4Proto) return L4ProtocolNumber(p.protocol);
-  }
-  return 0;
-}
-
 absl::Status PutRule(const NftCommand& c, nl_msg* msg) {
   if (nla_put_string(msg, NFTA_RULE_TABLE, c.table.c_str()) < 0 ||
       nla_put_string(msg, NFTA_RULE_CHAIN, c.chain.c_str()) < 0) {
@@ -250,10 +241,11 @@ absl::Status PutRule(const NftCommand& c, nl_msg* msg) {
   nla_nest_end(msg, list);
   if (c.rule.HasXt()) {
     // xtables extensions check the rule's protocol (e.g. multiport wants
-    // tcp, udp or sctp): nft_compat takes it from here, as iptables-nft
-    // sends it.
+    // tcp, udp or sctp): nft_compat takes it from here (XtProtocol).
+    const std::optional<L4Protocol> proto = c.rule.xt_protocol();
+    const uint32_t number = proto.has_value() ? L4ProtocolNumber(*proto) : 0;
     nlattr* compat = nla_nest_start(msg, NFTA_RULE_COMPAT);
-    if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(CompatProtocol(c.rule))) < 0 ||
+    if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(number)) < 0 ||
         nla_put_u32(msg, NFTA_RULE_COMPAT_FLAGS, 0) < 0) {
       return TooLong(c);
     }

@@ -44,8 +44,8 @@ struct NftPiece {
     kDestPort,       // tcp/udp/sctp dport port
     kL4Proto,        // meta l4proto tcp/udp/sctp (iptables' -p)
     kThDestPort,     // th dport port (the protocol checked before)
-    kXtMatch,        // an xtables match through nft_compat (iptables-nft's -m)
-    kXtTarget,       // an xtables target through nft_compat (iptables-nft's -j)
+    kXtMatch,        // an xtables match through nft_compat (iptables_nft_encoding.h)
+    kXtTarget,       // an xtables target through nft_compat (iptables_nft_encoding.h)
     kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
     kInInterface,    // iifname "text"
@@ -68,7 +68,7 @@ struct NftPiece {
   net::MacAddress mac;                     // kEtherSource
   std::string text;                        // names, chains, raw text, comment, xt match name
   uint32_t revision = 0;                   // kXtMatch, kXtTarget
-  std::string info;                        // kXtMatch, kXtTarget: the kernel struct of its options
+  std::string info;                        // kXtMatch, kXtTarget: the kernel struct of its options, as sent
 };
 
 // A rule: matches, then statements, then at most one comment, in the order
@@ -87,17 +87,20 @@ class NftRuleSpec {
   // "th dport 8080": the transport header's destination port, the protocol
   // having been matched before (L4Proto), as iptables-nft writes --dport.
   NftRuleSpec& ThDestPort(uint16_t port);
-  // An xtables match (`-m name`) as iptables-nft writes it: a "match"
-  // expression of nft_compat carrying the match's kernel struct (`info`,
-  // padded to 8 bytes). The rule then also carries the compat attribute with
-  // the protocol of its L4Proto (0 without), which such matches check, as
-  // iptables-nft sends it. nft cannot parse it back, so such a rule is
-  // written over netlink only (its text is for messages).
+  // An xtables match: a "match" expression of nft_compat naming the
+  // extension and its revision, with `info`, the extension's kernel struct
+  // exactly as the kernel checks it (padded to 8 bytes). A rule with one
+  // always carries nf_tables' compat attribute (see XtProtocol). nft cannot
+  // parse it back, so such a rule is written over netlink only (its text is
+  // for messages). Only iptables_nft_encoding.h builds these.
   NftRuleSpec& XtMatch(absl::string_view name, uint32_t revision, std::string info);
-  // An xtables target (`-j NAME`, e.g. DNAT) as iptables-nft writes it: a
-  // "target" expression of nft_compat with the target's kernel struct; like
-  // XtMatch, the rule carries the compat attribute, and is netlink only.
+  // An xtables target (e.g. DNAT): a "target" expression of nft_compat,
+  // otherwise as XtMatch.
   NftRuleSpec& XtTarget(absl::string_view name, uint32_t revision, std::string info);
+  // The transport protocol nft_compat hands to the rule's xtables matches
+  // and targets, which check it (multiport wants tcp, udp or sctp): the
+  // compat attribute's protocol, 0 when not set.
+  NftRuleSpec& XtProtocol(L4Protocol protocol);
   // "counter" (iptables-nft puts one in every rule).
   NftRuleSpec& Counter();
   // "fib daddr type local": the destination is one of this host's addresses.
@@ -132,10 +135,13 @@ class NftRuleSpec {
   bool HasText() const;
   // Whether a piece is an xtables match or target.
   bool HasXt() const;
+  // What XtProtocol set, nullopt when nothing.
+  std::optional<L4Protocol> xt_protocol() const { return xt_protocol_; }
 
  private:
   NftRuleSpec& Add(NftPiece piece);
   std::vector<NftPiece> pieces_;
+  std::optional<L4Protocol> xt_protocol_;
 };
 
 // One command of a batch. Built through NftBatch; public only for the encoder.
