@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fw/protocols.h"
 #include "cni/fw/validate.h"
 #include "cni/json.h"
 #include "cni/skel.h"
@@ -31,10 +32,11 @@ absl::StatusOr<PortMapping> ParseMapping(const Json& j, size_t i) {
   absl::StatusOr<std::optional<std::string>> proto = GetString(j, "protocol");
   if (!proto.ok()) return Annotate(proto.status(), where);
   // Upstream passes any string to iptables; we accept what the kernel maps.
-  m.protocol = absl::AsciiStrToLower(proto->value_or(""));
-  if (m.protocol != "tcp" && m.protocol != "udp" && m.protocol != "sctp") {
+  absl::StatusOr<fw::L4Protocol> protocol = fw::ParseL4Protocol(absl::AsciiStrToLower(proto->value_or("")));
+  if (!protocol.ok()) {
     return Invalid(absl::StrCat(where, ": unknown protocol \"", proto->value_or(""), "\" (want tcp, udp or sctp)"));
   }
+  m.protocol = *protocol;
   absl::StatusOr<std::optional<std::string>> host_ip = GetString(j, "hostIP");
   if (!host_ip.ok()) return Annotate(host_ip.status(), where);
   if (host_ip->has_value() && !(*host_ip)->empty()) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "cni/fw/backend.h"
+#include "cni/fw/protocols.h"
 #include "cni/net/ip.h"
 #include "cni/types.h"
 
@@ -17,8 +18,8 @@ namespace cni::portmap {
 struct PortMapping {
   int host_port = 0;
   int container_port = 0;
-  std::string protocol;                // "tcp", "udp" or "sctp" (lower-cased)
-  std::optional<net::IpAddress> host_ip;  // none: every local address
+  fw::L4Protocol protocol = fw::L4Protocol::kTcp;  // "protocol", any case
+  std::optional<net::IpAddress> host_ip;           // none: every local address
 };
 
 struct Config {

@@ -8,28 +8,23 @@
 // iptables-nft (whose tables are nf_tables tables) the usual ADD reads what
 // it needs over netlink instead of taking a snapshot and writes the
 // container's chain, rules and entries over netlink in iptables-nft's
-// encoding (EntryRule, chain_rules), and DEL removes the container's chain
-// and its jumps in one nf_tables transaction, by the handles ADD recorded
-// (rule_record.h): no program runs, and neither grows much with the table.
+// encoding (cni/fw/iptables_nft_encoding.h), and DEL removes the container's
+// chain and its jumps in one nf_tables transaction, by the handles ADD
+// recorded (rule_record.h): no program runs, and neither grows much with the
+// table.
 #include <algorithm>
-#include <arpa/inet.h>
-#include <linux/netfilter/nf_nat.h>
-#include <linux/netfilter/xt_comment.h>
-#include <linux/netfilter/xt_multiport.h>
-
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <thread>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"
+#include "cni/fw/iptables_nft_encoding.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
@@ -76,43 +71,6 @@ std::string TeardownLines(const fw::IptTable& t, const std::string& chain) {
   return b;
 }
 
-// An entry rule as iptables-nft writes "-m comment --comment C -m multiport
-// -p P --destination-ports X,Y -j CHAIN": meta l4proto, the comment and
-// multiport xtables matches (with their kernel structs), a counter, the jump.
-// tests/netns/portmap_test.cc checks that iptables-save prints it exactly as
-// the line iptables-restore would have made.
-fw::NftRuleSpec EntryRule(const std::string& comment, const char* proto, const std::vector<std::string>& ports,
-                          const std::string& chain) {
-  xt_comment_info text{};
-  std::memcpy(text.comment, comment.data(), std::min(comment.size(), sizeof(text.comment) - 1));
-  xt_multiport_v1 multiport{};
-  multiport.flags = XT_MULTIPORT_DESTINATION;
-  multiport.count = static_cast<uint8_t>(ports.size());
-  for (size_t i = 0; i < ports.size() && i < XT_MULTI_PORTS; ++i) {
-    int port = 0;
-    (void)absl::SimpleAtoi(ports[i], &port);
-    multiport.ports[i] = static_cast<uint16_t>(port);  // host byte order, as iptables stores it
-  }
-  fw::NftRuleSpec rule;
-  rule.L4Proto(proto)
-      .XtMatch("comment", 0, std::string(reinterpret_cast<const char*>(&text), sizeof(text)))
-      .XtMatch("multiport", 1, std::string(reinterpret_cast<const char*>(&multiport), sizeof(multiport)))
-      .Counter()
-      .Jump(chain);
-  return rule;
-}
-
-// The DNAT target's options (revision 2) for "--to-destination addr:port".
-std::string DnatInfo(const net::IpAddress& to, int port) {
-  nf_nat_range2 range{};
-  range.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
-  std::memcpy(&range.min_addr, to.data(), to.is_v4() ? 4 : 16);
-  range.max_addr = range.min_addr;
-  range.min_proto.all = htons(static_cast<uint16_t>(port));
-  range.max_proto = range.min_proto;
-  return std::string(reinterpret_cast<const char*>(&range), sizeof(range));
-}
-
 }  // namespace
 
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr) {
@@ -124,58 +82,55 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
   const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
 
   // Entry rules: multiport, 15 ports each, protocols in sorted order.
-  for (const char* proto : {"sctp", "tcp", "udp"}) {
-    std::vector<std::string> ports;
+  for (fw::L4Protocol proto : {fw::L4Protocol::kSctp, fw::L4Protocol::kTcp, fw::L4Protocol::kUdp}) {
+    std::vector<uint16_t> ports;
     for (const PortMapping& m : c.mappings) {
-      if (m.protocol == proto) ports.push_back(absl::StrCat(m.host_port));
+      if (m.protocol == proto) ports.push_back(static_cast<uint16_t>(m.host_port));
     }
     for (size_t i = 0; i < ports.size(); i += kMultiportMax) {
-      std::vector<std::string> chunk(ports.begin() + i, ports.begin() + std::min(ports.size(), i + kMultiportMax));
-      std::vector<std::string> r = {"-m", "comment", "--comment", comment, "-m", "multiport", "-p", proto,
-                                    "--destination-ports", absl::StrJoin(chunk, ",")};
+      std::vector<uint16_t> chunk(ports.begin() + i, ports.begin() + std::min(ports.size(), i + kMultiportMax));
+      std::vector<std::string> r = {"-m", "comment", "--comment", comment, "-m", "multiport", "-p",
+                                    fw::L4ProtocolName(proto), "--destination-ports", absl::StrJoin(chunk, ",")};
       r.insert(r.end(), conds.begin(), conds.end());
       r.insert(r.end(), {"-j", d.chain});
       d.entries.push_back(std::move(r));
-      if (conds.empty()) d.entry_rules.push_back(EntryRule(comment, proto, chunk, d.chain));
+      if (conds.empty()) d.entry_rules.push_back(fw::iptables_nft::MultiportJump(comment, proto, chunk, d.chain));
     }
   }
 
   // Per mapping: mark hairpin, mark localhost (IPv4), DNAT. Marks first.
-  // Each also as iptables-nft encodes it: -p, then -s and -d, then --dport.
+  // Each also as iptables-nft encodes it.
   std::string to = v6 ? absl::StrCat("[", addr.addr().ToString(), "]:") : absl::StrCat(addr.addr().ToString(), ":");
   for (const PortMapping& m : MappingsFor(c, addr)) {
-    std::vector<std::string> base = {"-p", m.protocol, "--dport", absl::StrCat(m.host_port)};
+    std::vector<std::string> base = {"-p", fw::L4ProtocolName(m.protocol), "--dport", absl::StrCat(m.host_port)};
     std::optional<net::IpPrefix> pinned;
     if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) {
       base.insert(base.end(), {"-d", m.host_ip->ToString()});
       pinned = net::IpPrefix::Host(*m.host_ip);
     }
-    auto spec = [&](std::optional<net::IpPrefix> source) {
-      fw::NftRuleSpec r;
-      r.L4Proto(m.protocol);
-      // iptables matches nothing for a /0 source.
-      if (source.has_value() && source->len() > 0) r.SourceAddress(*source);
-      if (pinned.has_value()) r.DestAddress(*pinned);
-      r.ThDestPort(static_cast<uint16_t>(m.host_port)).Counter();
-      return r;
+    auto match = [&](std::optional<net::IpPrefix> source) {
+      return fw::iptables_nft::PortMatch{
+          .protocol = m.protocol, .source = source, .dest = pinned, .dport = static_cast<uint16_t>(m.host_port)};
     };
     if (c.snat) {
       net::IpPrefix src = c.masq_all ? *net::IpPrefix::Parse(v6 ? "::/0" : "0.0.0.0/0") : addr.Network();
       std::vector<std::string> hp = base;
       hp.insert(hp.end(), {"-s", src.ToString(), "-j", set_mark});
       d.rules.push_back(std::move(hp));
-      d.chain_rules.push_back(spec(src).Jump(set_mark));
+      d.chain_rules.push_back(fw::iptables_nft::PortJump(match(src), set_mark));
       if (!v6 && !c.masq_all) {
         std::vector<std::string> lo = base;
         lo.insert(lo.end(), {"-s", "127.0.0.1", "-j", set_mark});
         d.rules.push_back(std::move(lo));
-        d.chain_rules.push_back(spec(net::IpPrefix::Host(*net::IpAddress::Parse("127.0.0.1"))).Jump(set_mark));
+        d.chain_rules.push_back(
+            fw::iptables_nft::PortJump(match(net::IpPrefix::Host(*net::IpAddress::Parse("127.0.0.1"))), set_mark));
       }
     }
     std::vector<std::string> dnat = base;
     dnat.insert(dnat.end(), {"-j", "DNAT", "--to-destination", absl::StrCat(to, m.container_port)});
     d.rules.push_back(std::move(dnat));
-    d.chain_rules.push_back(spec(std::nullopt).XtTarget("DNAT", 2, DnatInfo(addr.addr(), m.container_port)));
+    d.chain_rules.push_back(fw::iptables_nft::PortDnat(match(std::nullopt), addr.addr(),
+                                                       static_cast<uint16_t>(m.container_port)));
   }
   return d;
 }
@@ -223,7 +178,7 @@ std::optional<NatState> FromKernel(LazyNetfilter& nf, bool v6, const std::string
   absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
   if (!sock.ok()) return std::nullopt;
   net::NetlinkSocket& nl = **sock;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   absl::StatusOr<bool> mine = fw::nft::HasChain(nl, family, "nat", chain);
   if (!mine.ok() || *mine) return std::nullopt;
   bool failed = false;
@@ -303,7 +258,7 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
     }
     // A failure here leaves nothing of the container; the retry looks again.
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
-    const char* family = NftFamily(v6);
+    const fw::NftFamily family = fw::IpFamily(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
     for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
@@ -337,7 +292,7 @@ void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const Dnat
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   if (!store.enabled()) return;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   Record record = store.Load(id).value_or(Record{});
   record.tables.erase(family);
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
@@ -383,7 +338,7 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
                                   const std::optional<std::vector<fw::NftRule>>& jumps) {
   ASSIGN_OR_RETURN(net::NetlinkSocket * sock, nf.Get());
   net::NetlinkSocket& nl = *sock;
-  const char* family = NftFamily(v6);
+  const fw::NftFamily family = fw::IpFamily(v6);
   absl::StatusOr<bool> has_sn = fw::nft::HasChain(nl, family, "nat", sn);
   if (!has_sn.ok()) return has_sn.status();
   if (*has_sn) return absl::FailedPreconditionError("an SN- chain exists");
@@ -406,7 +361,7 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
 std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<Record>& record,
-                                                      const char* family) {
+                                                      fw::NftFamily family) {
   if (!record.has_value()) return std::nullopt;
   absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
   if (!nl.ok() || !TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
@@ -439,7 +394,7 @@ static absl::Status Unforward(const std::string& network, const std::string& id,
       if (has.ok() && nft) {
         // By the recorded handles, else by listing the entry chain, else
         // (below) as with iptables-legacy.
-        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, NftFamily(v6));
+        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, fw::IpFamily(v6));
         if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return;
         if (UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok()) return;
       }

@@ -26,7 +26,7 @@ constexpr const char* kMasq = "masquerading";
 
 // The rules of one family's table that belong to `id`.
 absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const std::string& id) {
-  absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(nl, NftFamily(v6), kTable);
+  absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(nl, fw::IpFamily(v6), kTable);
   if (!all.ok()) return all.status();
   std::vector<fw::NftRule> mine;
   for (const fw::NftRule& r : *all) {
@@ -45,7 +45,7 @@ fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
 
 void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   bool v6 = !addr.is_v4();
-  const char* fam = NftFamily(v6);
+  const fw::NftFamily fam = fw::IpFamily(v6);
   const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
   b.AddTable(fam, kTable, "CNI portmap plugin");
   b.AddChain(fam, kTable, kHostPorts);
@@ -223,9 +223,9 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id,
     size_t want_dnat = MappingsFor(c, a).size();
     size_t want_masq = (c.snat && want_dnat > 0) ? (v6 ? 1 : 2) : 0;
     if (dnat < want_dnat || masq < want_masq) {
-      return Error(ErrorCode::kInternal, absl::StrCat("portmap: missing ", NftFamily(v6), " ", kTable, " rules for ",
-                                                      a.addr().ToString(), " (found ", dnat, " DNAT, ", masq,
-                                                      " masquerade)"));
+      return Error(ErrorCode::kInternal,
+                   absl::StrCat("portmap: missing ", fw::NftFamilyName(fw::IpFamily(v6)), " ", kTable, " rules for ",
+                                a.addr().ToString(), " (found ", dnat, " DNAT, ", masq, " masquerade)"));
     }
   }
   return absl::OkStatus();
@@ -236,7 +236,7 @@ absl::Status NftBackend::Gc(const Config&, const std::vector<std::string>& valid
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
   fw::NftBatch b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(*nl, NftFamily(v6), kTable);
+    absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable);
     if (!all.ok()) return all.status();
     for (const fw::NftRule& r : *all) {
       if (r.comment.empty()) continue;  // the hook chains' jumps

@@ -27,7 +27,7 @@ std::vector<net::IpPrefix> Addresses(const Config& c) {
 std::vector<int> UdpPorts(const Config& c) {
   std::vector<int> ports;
   for (const PortMapping& m : c.mappings) {
-    if (m.protocol == "udp") ports.push_back(m.host_port);
+    if (m.protocol == fw::L4Protocol::kUdp) ports.push_back(m.host_port);
   }
   return ports;
 }

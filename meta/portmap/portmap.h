@@ -27,9 +27,8 @@ PluginFuncs Funcs();
 std::vector<std::string> SupportedVersions();
 
 // --- backends (nftables.cc, iptables.cc) ------------------------------------
-// The nf_tables family of an address family: both backends' tables (with
-// iptables-nft, iptables' tables are nf_tables tables too).
-inline const char* NftFamily(bool v6) { return v6 ? "ip6" : "ip"; }
+// Both backends' tables are of family fw::IpFamily(v6) (with iptables-nft,
+// iptables' tables are nf_tables tables too).
 
 // A NETLINK_NETFILTER socket opened on first use (many calls need none),
 // in the namespace of the thread that first asks; then that thread's only.

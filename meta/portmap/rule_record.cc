@@ -22,7 +22,12 @@ namespace {
 // The longest file name most file systems take.
 constexpr size_t kMaxName = 255;
 
-bool KnownFamily(const std::string& f) { return f == "ip" || f == "ip6"; }
+// "ip" or "ip6", the families Save writes; nullopt for anything else.
+std::optional<fw::NftFamily> KnownFamily(const std::string& name) {
+  absl::StatusOr<fw::NftFamily> f = fw::ParseNftFamily(name);
+  if (!f.ok() || (*f != fw::NftFamily::kIp && *f != fw::NftFamily::kIp6)) return std::nullopt;
+  return *f;
+}
 
 // The record in `text`, nullopt when anything in it is not what Save writes.
 std::optional<Record> Parse(const std::string& text) {
@@ -32,17 +37,20 @@ std::optional<Record> Parse(const std::string& text) {
   const Json& rules = (*doc)["rules"];
   if (!tables.is_object() || !rules.is_array()) return std::nullopt;
   Record r;
-  for (const auto& [family, handle] : tables.items()) {
-    if (!KnownFamily(family) || !handle.is_number_unsigned()) return std::nullopt;
-    r.tables[family] = handle.get<uint64_t>();
+  for (const auto& [name, handle] : tables.items()) {
+    std::optional<fw::NftFamily> family = KnownFamily(name);
+    if (!family.has_value() || !handle.is_number_unsigned()) return std::nullopt;
+    r.tables[*family] = handle.get<uint64_t>();
   }
   for (const Json& j : rules) {
     if (!j.is_object() || !j["family"].is_string() || !j["table"].is_string() || !j["chain"].is_string() ||
         !j["handle"].is_number_unsigned()) {
       return std::nullopt;
     }
+    std::optional<fw::NftFamily> family = KnownFamily(j["family"].get<std::string>());
+    if (!family.has_value()) return std::nullopt;
     fw::NftRule rule;
-    rule.family = j["family"].get<std::string>();
+    rule.family = *family;
     rule.table = j["table"].get<std::string>();
     rule.chain = j["chain"].get<std::string>();
     rule.handle = j["handle"].get<uint64_t>();
@@ -55,24 +63,26 @@ std::optional<Record> Parse(const std::string& text) {
 
 std::string Serialize(const Record& r) {
   Json doc = {{"tables", Json::object()}, {"rules", Json::array()}};
-  for (const auto& [family, handle] : r.tables) doc["tables"][family] = handle;
+  for (const auto& [family, handle] : r.tables) doc["tables"][fw::NftFamilyName(family)] = handle;
   for (const fw::NftRule& rule : r.rules) {
-    doc["rules"].push_back(
-        {{"family", rule.family}, {"table", rule.table}, {"chain", rule.chain}, {"handle", rule.handle}});
+    doc["rules"].push_back({{"family", fw::NftFamilyName(rule.family)},
+                            {"table", rule.table},
+                            {"chain", rule.chain},
+                            {"handle", rule.handle}});
   }
   return doc.dump();
 }
 
 }  // namespace
 
-bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, const std::string& family, const char* table) {
+bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, fw::NftFamily family, const char* table) {
   auto noted = record.tables.find(family);
   if (noted == record.tables.end()) return false;
   absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
   return now.ok() && *now == noted->second;
 }
 
-bool NoteTable(net::NetlinkSocket& nl, Record& record, const std::string& family, const char* table) {
+bool NoteTable(net::NetlinkSocket& nl, Record& record, fw::NftFamily family, const char* table) {
   absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
   if (!now.ok() || !now->has_value()) return false;
   record.tables[family] = **now;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cni/fw/nft.h"
+#include "cni/fw/protocols.h"
 #include "cni/net/netlink.h"
 
 namespace cni::portmap {
@@ -36,17 +37,17 @@ inline constexpr const char* kIptRecordDir = "/run/cni/portmap/iptables";
 
 // The rules one ADD made.
 struct Record {
-  std::map<std::string, uint64_t> tables;  // family ("ip", "ip6") -> the handle its table had then
-  std::vector<fw::NftRule> rules;          // each with family, table, chain and handle
+  std::map<fw::NftFamily, uint64_t> tables;  // family (kIp, kIp6) -> the handle its table had then
+  std::vector<fw::NftRule> rules;            // each with family, table, chain and handle
 };
 
 // Whether `family`'s `table` still has the handle `record` noted for it:
 // only then do the record's rule handles name the rules it made. False when
 // none was noted or the lookup fails.
-bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, const std::string& family, const char* table);
+bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, fw::NftFamily family, const char* table);
 // Notes the handle `family`'s `table` has now. False when it has none or the
 // lookup fails: nothing may then be recorded for that table.
-bool NoteTable(net::NetlinkSocket& nl, Record& record, const std::string& family, const char* table);
+bool NoteTable(net::NetlinkSocket& nl, Record& record, fw::NftFamily family, const char* table);
 
 // The records of the calling thread's network namespace.
 class RecordStore {

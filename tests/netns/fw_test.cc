@@ -20,6 +20,7 @@
 
 namespace {
 
+using cni::fw::NftFamily;
 using Key = std::tuple<std::string, std::string, uint64_t, std::string>;  // table, chain, handle, comment
 
 // The rules of a table as libnftables' own JSON listing has them.
@@ -36,11 +37,14 @@ std::vector<Key> JsonRules(cni::test::Nft& nft, const std::string& family, const
 }
 
 std::vector<Key> DumpedRules(cni::test::Nft& nft, const std::string& family, const std::string& table) {
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), family, table);
+  absl::StatusOr<NftFamily> fam = cni::fw::ParseNftFamily(family);
+  REQUIRE(fam.ok());
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules =
+      cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), *fam, table);
   REQUIRE(rules.ok());
   std::vector<Key> keys;
   for (const cni::fw::NftRule& r : *rules) {
-    CHECK(r.family == family);
+    CHECK(r.family == *fam);
     keys.emplace_back(r.table, r.chain, r.handle, r.comment);
   }
   return keys;
@@ -86,18 +90,22 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
   CHECK(std::get<3>(t1[1]).empty());
   CHECK(std::get<3>(t1[2]) == long_comment);
 
-  absl::StatusOr<std::vector<std::string>> chains = cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "ip", "t1");
+  absl::StatusOr<std::vector<std::string>> chains =
+      cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), NftFamily::kIp, "t1");
   REQUIRE(chains.ok());
   CHECK(std::set<std::string>(chains->begin(), chains->end()) == std::set<std::string>{"a", "b"});
 
   // A table that does not exist lists as empty, in both.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> none = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "inet", "t1");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> none =
+      cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), NftFamily::kInet, "t1");
   REQUIRE(none.ok());
   CHECK(none->empty());
-  absl::StatusOr<std::vector<std::string>> no_chains = cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "bridge", "nope");
+  absl::StatusOr<std::vector<std::string>> no_chains =
+      cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), NftFamily::kBridge, "nope");
   REQUIRE(no_chains.ok());
   CHECK(no_chains->empty());
-  CHECK_FALSE(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "nosuchfamily", "t1").ok());
+  // An unknown family cannot be listed: its name is refused where it is parsed.
+  CHECK_FALSE(cni::fw::ParseNftFamily("nosuchfamily").ok());
 
   REQUIRE(nft->Run("delete table ip t1\ndelete table ip t2\ndelete table ip6 t1\n").ok());
   CHECK(DumpedRules(*nft, "ip", "t1").empty());

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cni/error.h"
 #include "cni/fw/nft.h"
 #include "support/libnftables.h"
 #include "cni/fw/nft_batch.h"
@@ -19,11 +20,18 @@
 #include "support/netns_tools.h"
 
 using namespace cni::test;
+using cni::fw::L4Protocol;
 using cni::fw::NftBatch;
+using cni::fw::NftFamily;
 using cni::fw::NftHook;
 using cni::fw::NftRuleSpec;
 
 namespace {
+
+// The families and protocols of the batches below.
+constexpr NftFamily kIp = NftFamily::kIp, kIp6 = NftFamily::kIp6, kInet = NftFamily::kInet,
+                    kBridge = NftFamily::kBridge;
+constexpr L4Protocol kTcp = L4Protocol::kTcp, kUdp = L4Protocol::kUdp, kSctp = L4Protocol::kSctp;
 
 cni::net::IpPrefix P(const std::string& text) { return *cni::net::IpPrefix::Parse(text); }
 cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Parse(text); }
@@ -32,60 +40,60 @@ cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Pa
 // that are hosts, byte-aligned, not byte-aligned and /0.
 NftBatch EveryKind() {
   NftBatch b;
-  b.AddTable("ip", "t", "CNI portmap plugin");
-  b.AddChain("ip", "t", "hostports");
-  b.AddChain("ip", "t", "pre", NftHook{"nat", "prerouting", -100});
-  b.AddChain("ip", "t", "post", NftHook{"nat", "postrouting", 100}, "a base chain's comment");
-  b.AddRule("ip", "t", "pre", NftRuleSpec().Jump("hostports"));
-  b.AddRule("ip", "t", "pre", NftRuleSpec().DestIsLocal().Jump("hostports"));
-  for (const char* proto : {"tcp", "udp", "sctp"}) {
-    b.AddRule("ip", "t", "hostports",
+  b.AddTable(kIp, "t", "CNI portmap plugin");
+  b.AddChain(kIp, "t", "hostports");
+  b.AddChain(kIp, "t", "pre", NftHook{"nat", "prerouting", -100});
+  b.AddChain(kIp, "t", "post", NftHook{"nat", "postrouting", 100}, "a base chain's comment");
+  b.AddRule(kIp, "t", "pre", NftRuleSpec().Jump("hostports"));
+  b.AddRule(kIp, "t", "pre", NftRuleSpec().DestIsLocal().Jump("hostports"));
+  for (L4Protocol proto : {kTcp, kUdp, kSctp}) {
+    b.AddRule(kIp, "t", "hostports",
               NftRuleSpec().DestPort(proto, 8080).Dnat(A("10.99.0.2"), 80).Comment("ctr-1"));
   }
-  b.AddRule("ip", "t", "hostports",
-            NftRuleSpec().DestAddress(P("1.2.3.4/32")).DestPort("tcp", 1).Dnat(A("10.99.0.2"), 65535).Comment("c"));
-  b.AddRule("ip", "t", "post",
+  b.AddRule(kIp, "t", "hostports",
+            NftRuleSpec().DestAddress(P("1.2.3.4/32")).DestPort(kTcp, 1).Dnat(A("10.99.0.2"), 65535).Comment("c"));
+  b.AddRule(kIp, "t", "post",
             NftRuleSpec().SourceAddress(P("127.0.0.1/32")).DestAddress(P("10.99.0.2/32")).Masquerade().Comment("c"));
   // iptables-nft's shape of "-p udp -j chain", put at the top.
-  b.InsertRule("ip", "t", "pre", NftRuleSpec().L4Proto("udp").Counter().Jump("hostports"));
-  b.AddRule("ip", "t", "hostports",
-            NftRuleSpec().L4Proto("tcp").SourceAddress(P("10.99.0.0/16")).ThDestPort(8080).Counter().Drop());
-  b.AddTable("ip6", "t");
-  b.AddChain("ip6", "t", "hostports");
-  b.AddRule("ip6", "t", "hostports",
-            NftRuleSpec().DestAddress(P("2001:db8::1/128")).DestPort("tcp", 8080).Dnat(A("2001:db8::2"), 80));
-  b.AddTable("inet", "m", "a table's comment");
-  b.AddChain("inet", "m", "checks", std::nullopt, "a chain's comment");
-  b.AddChain("inet", "m", "post", NftHook{"nat", "postrouting", 100});
-  b.AddRule("inet", "m", "post", NftRuleSpec().DestAddress(P("224.0.0.0/4")).Return());
-  b.AddRule("inet", "m", "post", NftRuleSpec().DestAddress(P("ff00::/8")).Return());
-  b.AddRule("inet", "m", "post", NftRuleSpec().Goto("checks"));
-  b.AddRule("inet", "m", "checks",
+  b.InsertRule(kIp, "t", "pre", NftRuleSpec().L4Proto(kUdp).Counter().Jump("hostports"));
+  b.AddRule(kIp, "t", "hostports",
+            NftRuleSpec().L4Proto(kTcp).SourceAddress(P("10.99.0.0/16")).ThDestPort(8080).Counter().Drop());
+  b.AddTable(kIp6, "t");
+  b.AddChain(kIp6, "t", "hostports");
+  b.AddRule(kIp6, "t", "hostports",
+            NftRuleSpec().DestAddress(P("2001:db8::1/128")).DestPort(kTcp, 8080).Dnat(A("2001:db8::2"), 80));
+  b.AddTable(kInet, "m", "a table's comment");
+  b.AddChain(kInet, "m", "checks", std::nullopt, "a chain's comment");
+  b.AddChain(kInet, "m", "post", NftHook{"nat", "postrouting", 100});
+  b.AddRule(kInet, "m", "post", NftRuleSpec().DestAddress(P("224.0.0.0/4")).Return());
+  b.AddRule(kInet, "m", "post", NftRuleSpec().DestAddress(P("ff00::/8")).Return());
+  b.AddRule(kInet, "m", "post", NftRuleSpec().Goto("checks"));
+  b.AddRule(kInet, "m", "checks",
             NftRuleSpec().SourceAddress(P("10.1.0.2/32")).DestAddress(P("10.1.0.0/16"), false).Masquerade().Comment(
                 "abc, net: x"));
-  b.AddRule("inet", "m", "checks",
+  b.AddRule(kInet, "m", "checks",
             NftRuleSpec().SourceAddress(P("10.1.16.5/32")).DestAddress(P("10.1.16.0/20"), false).Masquerade());
-  b.AddRule("inet", "m", "checks",
+  b.AddRule(kInet, "m", "checks",
             NftRuleSpec().SourceAddress(P("2001:db8::2/128")).DestAddress(P("2001:db8::/64"), false).Masquerade());
-  b.AddRule("inet", "m", "checks",
+  b.AddRule(kInet, "m", "checks",
             NftRuleSpec().SourceAddress(P("2001:db8:0:10::5/128")).DestAddress(P("2001:db8:0:10::/60"), false)
                 .Masquerade());
-  b.AddRule("inet", "m", "checks", NftRuleSpec().DestAddress(P("0.0.0.0/0")).DestPort("udp", 53).Drop());
-  b.AddTable("bridge", "nat");
-  b.AddChain("bridge", "nat", "PREROUTING", NftHook{"filter", "prerouting", -300});
-  b.AddChain("bridge", "nat", "iface");
-  b.AddRule("bridge", "nat", "PREROUTING", NftRuleSpec().InInterface("veth1234").Jump("iface").Comment("m"));
-  b.AddRule("bridge", "nat", "iface",
+  b.AddRule(kInet, "m", "checks", NftRuleSpec().DestAddress(P("0.0.0.0/0")).DestPort(kUdp, 53).Drop());
+  b.AddTable(kBridge, "nat");
+  b.AddChain(kBridge, "nat", "PREROUTING", NftHook{"filter", "prerouting", -300});
+  b.AddChain(kBridge, "nat", "iface");
+  b.AddRule(kBridge, "nat", "PREROUTING", NftRuleSpec().InInterface("veth1234").Jump("iface").Comment("m"));
+  b.AddRule(kBridge, "nat", "iface",
             NftRuleSpec().EtherSource(*cni::net::MacAddress::Parse("0a:0b:0c:0d:0e:0f")).Return().Comment("m"));
-  b.AddRule("bridge", "nat", "iface", NftRuleSpec().Drop().Comment("m"));
+  b.AddRule(kBridge, "nat", "iface", NftRuleSpec().Drop().Comment("m"));
   return b;
 }
 
 // A batch that starts with "add table ip t" and "add chain ip t a".
 NftBatch WithTableT() {
   NftBatch b;
-  b.AddTable("ip", "t");
-  b.AddChain("ip", "t", "a");
+  b.AddTable(kIp, "t");
+  b.AddChain(kIp, "t", "a");
   return b;
 }
 
@@ -156,35 +164,35 @@ TEST_CASE("NftBatch: committed over netlink, nft lists it as the same text throu
 TEST_CASE("NftBatch: flush, delete by handle and delete chain", "[netns][fw]") {
   NetnsFixture fx;
   NftBatch make = WithTableT();
-  make.AddChain("ip", "t", "b");
-  make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 1).Drop().Comment("one"));
-  make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 2).Drop().Comment("two"));
-  make.AddRule("ip", "t", "b", NftRuleSpec().DestPort("tcp", 3).Drop().Comment("three"));
+  make.AddChain(kIp, "t", "b");
+  make.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 1).Drop().Comment("one"));
+  make.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 2).Drop().Comment("two"));
+  make.AddRule(kIp, "t", "b", NftRuleSpec().DestPort(kTcp, 3).Drop().Comment("three"));
   REQUIRE(make.Commit().ok());
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 3);
 
   NftBatch change;
   change.DeleteRule((*rules)[0]);  // "one"
-  change.FlushChain("ip", "t", "b");
-  change.DeleteChain("ip", "t", "b");
+  change.FlushChain(kIp, "t", "b");
+  change.DeleteChain(kIp, "t", "b");
   absl::Status st = change.Commit();
   INFO(st.message());
   REQUIRE(st.ok());
-  rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
+  rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 1);
   CHECK((*rules)[0].comment == "two");
-  CHECK(*cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), "ip", "t") == std::vector<std::string>{"a"});
+  CHECK(*cni::fw::nft::ListChains(*cni::test::NetfilterSocket(), kIp, "t") == std::vector<std::string>{"a"});
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }
 
 TEST_CASE("NftBatch: a failing command fails the whole transaction and is named", "[netns][fw]") {
   NetnsFixture fx;
   NftBatch b = WithTableT();
-  b.AddRule("ip", "t", "a", NftRuleSpec().Drop());
-  b.AddRule("ip", "t", "missing", NftRuleSpec().DestPort("tcp", 9).Drop());
+  b.AddRule(kIp, "t", "a", NftRuleSpec().Drop());
+  b.AddRule(kIp, "t", "missing", NftRuleSpec().DestPort(kTcp, 9).Drop());
   absl::Status st = b.Commit();
   REQUIRE_FALSE(st.ok());
   CHECK(absl::StrContains(st.message(), "add rule ip t missing tcp dport 9 drop"));
@@ -194,15 +202,18 @@ TEST_CASE("NftBatch: a failing command fails the whole transaction and is named"
 
   // What nft refuses, we refuse before sending anything.
   NftBatch bad = WithTableT();
-  bad.AddRule("ip", "t", "a", NftRuleSpec().Drop().Comment(std::string(129, 'x')));
+  bad.AddRule(kIp, "t", "a", NftRuleSpec().Drop().Comment(std::string(129, 'x')));
   st = bad.Commit();
   CHECK(absl::StrContains(st.message(), "comment longer than 128 bytes"));
   NftBatch wrong_family = WithTableT();
-  wrong_family.AddRule("ip", "t", "a", NftRuleSpec().SourceAddress(P("2001:db8::1/128")).Drop());
+  wrong_family.AddRule(kIp, "t", "a", NftRuleSpec().SourceAddress(P("2001:db8::1/128")).Drop());
   CHECK(absl::StrContains(wrong_family.Commit().message(), "address match of another family"));
-  NftBatch no_family;
-  no_family.AddTable("ipx", "t");
-  CHECK(absl::StrContains(no_family.Commit().message(), "unknown family"));
+  // A batch cannot name an unknown family at all: the name is refused where
+  // it is parsed (code 7), before any batch exists.
+  absl::StatusOr<NftFamily> no_family = cni::fw::ParseNftFamily("ipx");
+  REQUIRE_FALSE(no_family.ok());
+  CHECK(absl::StrContains(no_family.status().message(), "unknown family \"ipx\""));
+  CHECK(cni::CodeOf(no_family.status()) == 7);
   CHECK(MustExec(fx, "", {"nft", "list", "tables"}).empty());
 }
 
@@ -210,7 +221,7 @@ TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (nft:
           "[netns][fw]") {
   NetnsFixture fx;
   NftBatch b = WithTableT();
-  b.AddRule("ip", "t", "a", NftRuleSpec().Text("ip saddr != 192.0.2.0/24").DestPort("tcp", 7).Drop().Comment("x"));
+  b.AddRule(kIp, "t", "a", NftRuleSpec().Text("ip saddr != 192.0.2.0/24").DestPort(kTcp, 7).Drop().Comment("x"));
   CHECK(b.HasText());
   // Commit cannot encode it, and says so before sending anything.
   absl::Status netlink_only = b.Commit();
@@ -224,7 +235,7 @@ TEST_CASE("NftBatch: a rule with raw nft text goes through the nft program (nft:
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
   // Text nft rejects: its message, and nothing of the batch applied.
   NftBatch bad = WithTableT();
-  bad.AddRule("ip", "t", "a", NftRuleSpec().Text("ip saddr nonsense").Drop());
+  bad.AddRule(kIp, "t", "a", NftRuleSpec().Text("ip saddr nonsense").Drop());
   absl::Status refused = cni::fw::nft::Apply(*cni::test::NetfilterSocket(), bad);
   CHECK(absl::StrContains(refused.message(), "nftables transaction failed"));
   CHECK(absl::StrContains(refused.message(), "nonsense"));
@@ -235,7 +246,7 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
   NetnsFixture fx;
   NftBatch make = WithTableT();
   for (int i = 0; i < 5000; ++i) {
-    make.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 10000 + i).Dnat(A("10.0.0.2"), 80).Comment(
+    make.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 10000 + i).Dnat(A("10.0.0.2"), 80).Comment(
                                      absl::StrCat("container-", i)));
   }
   // Echoed too: 5,000 echoes need a receive buffer several times the default.
@@ -243,7 +254,7 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
   absl::Status st = make.Commit(&added);
   INFO(st.message());
   REQUIRE(st.ok());
-  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> rules = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 5000);
   CHECK(rules->back().comment == "container-4999");
@@ -253,7 +264,7 @@ TEST_CASE("NftBatch: thousands of rules in one transaction", "[netns][fw]") {
   NftBatch remove;
   for (const cni::fw::NftRule& r : *rules) remove.DeleteRule(r);
   REQUIRE(remove.Commit().ok());
-  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t")->empty());
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }
 
@@ -268,21 +279,21 @@ bool SameRule(const cni::fw::NftRule& a, const cni::fw::NftRule& b) {
 TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kernel gave them", "[netns][fw]") {
   NetnsFixture fx;
   NftBatch b = WithTableT();
-  b.AddTable("ip6", "t");
-  b.AddChain("ip6", "t", "z");
-  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 1).Drop().Comment("one"));
-  b.AddRule("ip6", "t", "z", NftRuleSpec().DestPort("udp", 2).Drop().Comment("two"));
-  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 3).Drop());
-  b.AddChain("ip", "t", "b");
-  b.AddRule("ip", "t", "a", NftRuleSpec().DestPort("tcp", 4).Jump("b"));
-  b.AddRule("ip", "t", "b", NftRuleSpec().Goto("a").Comment("to a"));
+  b.AddTable(kIp6, "t");
+  b.AddChain(kIp6, "t", "z");
+  b.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 1).Drop().Comment("one"));
+  b.AddRule(kIp6, "t", "z", NftRuleSpec().DestPort(kUdp, 2).Drop().Comment("two"));
+  b.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 3).Drop());
+  b.AddChain(kIp, "t", "b");
+  b.AddRule(kIp, "t", "a", NftRuleSpec().DestPort(kTcp, 4).Jump("b"));
+  b.AddRule(kIp, "t", "b", NftRuleSpec().Goto("a").Comment("to a"));
   std::vector<cni::fw::NftRule> added;
   absl::Status st = b.Commit(&added);
   INFO(st.message());
   REQUIRE(st.ok());
   // In batch order, each as the listing has it.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> v4 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t");
-  absl::StatusOr<std::vector<cni::fw::NftRule>> v6 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip6", "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v4 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> v6 = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp6, "t");
   REQUIRE((v4.ok() && v6.ok()));
   REQUIRE(v4->size() == 4);
   REQUIRE(v6->size() == 1);
@@ -292,57 +303,57 @@ TEST_CASE("NftBatch: Commit echoes the rules it added, with the handles the kern
   CHECK(SameRule(added[2], (*v4)[1]));
   CHECK(SameRule(added[3], (*v4)[2]));
   CHECK(SameRule(added[4], (*v4)[3]));
-  CHECK(added[1].family == "ip6");
+  CHECK(added[1].family == kIp6);
   CHECK(added[0].comment == "one");
   // The verdict's chain, for jumps and gotos only.
   CHECK(added[0].jump.empty());
   CHECK(added[3].jump == "b");
   CHECK(added[4].jump == "a");
   // One chain's rules only.
-  absl::StatusOr<std::vector<cni::fw::NftRule>> only_b = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t", "b");
+  absl::StatusOr<std::vector<cni::fw::NftRule>> only_b = cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t", "b");
   REQUIRE(only_b.ok());
   REQUIRE(only_b->size() == 1);
   CHECK(SameRule(only_b->front(), added[4]));
-  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t", "nope")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t", "nope")->empty());
   MustExec(fx, "", {"nft", "flush", "chain", "ip", "t", "b"});
 
   // A batch that adds no rule echoes none; a failed one leaves nothing.
   NftBatch flush;
-  flush.FlushChain("ip", "t", "a");
+  flush.FlushChain(kIp, "t", "a");
   REQUIRE(flush.Commit(&added).ok());
   CHECK(added.empty());
   NftBatch failing;
-  failing.AddRule("ip", "t", "a", NftRuleSpec().Drop());
-  failing.AddRule("ip", "t", "missing", NftRuleSpec().Drop());
+  failing.AddRule(kIp, "t", "a", NftRuleSpec().Drop());
+  failing.AddRule(kIp, "t", "missing", NftRuleSpec().Drop());
   added.push_back(cni::fw::NftRule{});
   CHECK_FALSE(failing.Commit(&added).ok());
   CHECK(added.empty());
-  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), "ip", "t")->empty());
+  CHECK(cni::fw::nft::ListRules(*cni::test::NetfilterSocket(), kIp, "t")->empty());
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
   MustExec(fx, "", {"nft", "delete", "table", "ip6", "t"});
 }
 
 TEST_CASE("Nft: TableHandle changes when a table is made again, HasChain looks up one chain", "[netns][fw]") {
   NetnsFixture fx;
-  absl::StatusOr<std::optional<uint64_t>> none = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> none = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE(none.ok());
   CHECK_FALSE(none->has_value());
-  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "a"));  // no table: no chain
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), kIp, "t", "a"));  // no table: no chain
 
   REQUIRE(WithTableT().Commit().ok());
-  absl::StatusOr<std::optional<uint64_t>> first = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> first = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE(first.ok());
   REQUIRE(first->has_value());
   // Listed by nft with the same number.
   CHECK(absl::StrContains(MustExec(fx, "", {"nft", "-a", "list", "table", "ip", "t"}),
                           absl::StrCat("table ip t { # handle ", **first, "\n")));
-  CHECK(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "a"));
-  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip", "t", "b"));
-  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), "ip6", "t", "a"));  // another family's table
+  CHECK(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), kIp, "t", "a"));
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), kIp, "t", "b"));
+  CHECK_FALSE(*cni::fw::nft::HasChain(*cni::test::NetfilterSocket(), kIp6, "t", "a"));  // another family's table
 
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
   REQUIRE(WithTableT().Commit().ok());
-  absl::StatusOr<std::optional<uint64_t>> second = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), "ip", "t");
+  absl::StatusOr<std::optional<uint64_t>> second = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE((second.ok() && second->has_value()));
   CHECK(**second != **first);
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});

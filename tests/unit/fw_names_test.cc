@@ -1,5 +1,7 @@
 // cni/fw names, comments and input checks (no privileges).
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -7,6 +9,7 @@
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/fw/names.h"
+#include "cni/fw/protocols.h"
 #include "cni/fw/validate.h"
 #include "cni/hash.h"
 
@@ -50,4 +53,30 @@ TEST_CASE("fw: backend selection", "[fw]") {
   CHECK(*cni::fw::SelectBackend("nftables") == cni::fw::Backend::kNftables);
   CHECK(*cni::fw::SelectBackend("") == cni::fw::DefaultBackend());
   CHECK(cni::CodeOf(cni::fw::SelectBackend("pf").status()) == 7);
+}
+
+TEST_CASE("fw: families and protocols map to nft's names and kernel numbers and refuse other names with code 7", "[fw]") {
+  using cni::fw::L4Protocol;
+  using cni::fw::NftFamily;
+  // NFPROTO_* and IPPROTO_* values, spelled out.
+  const std::vector<std::tuple<NftFamily, std::string, int>> families = {
+      {NftFamily::kIp, "ip", 2},        {NftFamily::kIp6, "ip6", 10},   {NftFamily::kInet, "inet", 1},
+      {NftFamily::kBridge, "bridge", 7}, {NftFamily::kArp, "arp", 3}, {NftFamily::kNetdev, "netdev", 5}};
+  for (const auto& [family, name, number] : families) {
+    CHECK(cni::fw::NftFamilyName(family) == name);
+    CHECK(cni::fw::NftFamilyNumber(family) == number);
+    CHECK(*cni::fw::ParseNftFamily(name) == family);
+  }
+  const std::vector<std::tuple<L4Protocol, std::string, int>> protocols = {
+      {L4Protocol::kTcp, "tcp", 6}, {L4Protocol::kUdp, "udp", 17}, {L4Protocol::kSctp, "sctp", 132}};
+  for (const auto& [protocol, name, number] : protocols) {
+    CHECK(cni::fw::L4ProtocolName(protocol) == name);
+    CHECK(cni::fw::L4ProtocolNumber(protocol) == number);
+    CHECK(*cni::fw::ParseL4Protocol(name) == protocol);
+  }
+  CHECK(cni::fw::IpFamily(false) == NftFamily::kIp);
+  CHECK(cni::fw::IpFamily(true) == NftFamily::kIp6);
+  for (const char* bad : {"", "IP", "ipv4", "inet6"}) CHECK(cni::CodeOf(cni::fw::ParseNftFamily(bad).status()) == 7);
+  for (const char* bad : {"", "TCP", "icmp", "dccp"}) CHECK(cni::CodeOf(cni::fw::ParseL4Protocol(bad).status()) == 7);
+  CHECK(cni::fw::ParseL4Protocol("icmp").status().message() == "unknown protocol \"icmp\" (want tcp, udp or sctp)");
 }

@@ -16,6 +16,7 @@
 namespace cni::fw {
 namespace {
 
+constexpr NftFamily kFamily = NftFamily::kInet;
 constexpr const char* kTable = "cni_plugins_masquerade";
 constexpr const char* kChain = "masq_checks";
 constexpr size_t kNftCommentMax = 128;  // knftables.CommentLengthMax
@@ -78,24 +79,24 @@ absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
 // --- nftables -------------------------------------------------------------
 
 absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, "inet", kTable);
+  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable);
   if (!rules.ok()) return rules.status();
   std::string prefix = InstanceHash(t);
   NftBatch b;
-  b.AddTable("inet", kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
-  b.AddChain("inet", kTable, kChain, std::nullopt,
+  b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
+  b.AddChain(kFamily, kTable, kChain, std::nullopt,
              "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
-  b.AddChain("inet", kTable, "postrouting", NftHook{"nat", "postrouting", 100});
-  b.FlushChain("inet", kTable, "postrouting");
-  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
-  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
-  b.AddRule("inet", kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+  b.FlushChain(kFamily, kTable, "postrouting");
+  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
   for (const NftRule& r : *rules) {
     if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b.DeleteRule(r);
   }
   std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
   for (const net::IpPrefix& a : addrs) {
-    b.AddRule("inet", kTable, kChain,
+    b.AddRule(kFamily, kTable, kChain,
               NftRuleSpec()
                   .SourceAddress(net::IpPrefix::Host(a.addr()))
                   .DestAddress(a.Network(), /*equal=*/false)
@@ -106,7 +107,7 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
 }
 
 absl::Status DeleteNftRules(net::NetlinkSocket& nf, const std::function<bool(const NftRule&)>& doomed) {
-  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, "inet", kTable);
+  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable);
   if (!rules.ok()) return rules.status();
   NftBatch b;
   for (const NftRule& r : *rules) {

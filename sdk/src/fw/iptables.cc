@@ -118,7 +118,7 @@ absl::StatusOr<bool> IptablesHasChain(net::NetlinkSocket* nf, bool ipv6, absl::s
   std::string tool = FindTool(prog);
   if (tool.empty()) return ToolMissing(prog);
   if (nf != nullptr && IsNftVariant(tool)) {
-    absl::StatusOr<bool> has = nft::HasChain(*nf, ipv6 ? "ip6" : "ip", table, chain);
+    absl::StatusOr<bool> has = nft::HasChain(*nf, IpFamily(ipv6), table, chain);
     if (has.ok()) return *has;
     // A failed lookup: ask iptables itself.
   }

@@ -2,8 +2,6 @@
 // The netlink encoding is in nft_encode.cc, the transaction in nft_commit.cc.
 #include "cni/fw/nft_batch.h"
 
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -22,15 +20,6 @@ using Kind = NftPiece::Kind;
 
 std::string Quoted(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
 
-const char* ProtocolName(uint8_t protocol) {
-  switch (protocol) {
-    case IPPROTO_TCP: return "tcp";
-    case IPPROTO_UDP: return "udp";
-    case IPPROTO_SCTP: return "sctp";
-    default: return "unknown-protocol";
-  }
-}
-
 // A host prefix reads as the bare address, as nft prints it.
 std::string PrefixText(const net::IpPrefix& p) {
   return p.len() == p.addr().bit_length() ? p.addr().ToString() : p.Network().ToString();
@@ -44,8 +33,8 @@ std::string PieceText(const NftPiece& p) {
   switch (p.kind) {
     case Kind::kSourceAddress: return AddressText(p, "saddr");
     case Kind::kDestAddress: return AddressText(p, "daddr");
-    case Kind::kDestPort: return absl::StrCat(ProtocolName(p.protocol), " dport ", p.port);
-    case Kind::kL4Proto: return absl::StrCat("meta l4proto ", ProtocolName(p.protocol));
+    case Kind::kDestPort: return absl::StrCat(L4ProtocolName(p.protocol), " dport ", p.port);
+    case Kind::kL4Proto: return absl::StrCat("meta l4proto ", L4ProtocolName(p.protocol));
     case Kind::kThDestPort: return absl::StrCat("th dport ", p.port);
     case Kind::kXtMatch: return absl::StrCat("xt match ", Quoted(p.text));
     case Kind::kXtTarget: return absl::StrCat("xt target ", Quoted(p.text));
@@ -67,13 +56,6 @@ std::string PieceText(const NftPiece& p) {
   return "";
 }
 
-uint8_t ProtocolNumber(absl::string_view name) {
-  if (name == "tcp") return IPPROTO_TCP;
-  if (name == "udp") return IPPROTO_UDP;
-  if (name == "sctp") return IPPROTO_SCTP;
-  return 0;  // Commit rejects it
-}
-
 }  // namespace
 
 NftRuleSpec& NftRuleSpec::Add(NftPiece piece) {
@@ -87,12 +69,10 @@ NftRuleSpec& NftRuleSpec::SourceAddress(const net::IpPrefix& prefix, bool equal)
 NftRuleSpec& NftRuleSpec::DestAddress(const net::IpPrefix& prefix, bool equal) {
   return Add({.kind = Kind::kDestAddress, .prefix = prefix, .equal = equal});
 }
-NftRuleSpec& NftRuleSpec::DestPort(absl::string_view protocol, uint16_t port) {
-  return Add({.kind = Kind::kDestPort, .port = port, .protocol = ProtocolNumber(protocol)});
+NftRuleSpec& NftRuleSpec::DestPort(L4Protocol protocol, uint16_t port) {
+  return Add({.kind = Kind::kDestPort, .port = port, .protocol = protocol});
 }
-NftRuleSpec& NftRuleSpec::L4Proto(absl::string_view protocol) {
-  return Add({.kind = Kind::kL4Proto, .protocol = ProtocolNumber(protocol)});
-}
+NftRuleSpec& NftRuleSpec::L4Proto(L4Protocol protocol) { return Add({.kind = Kind::kL4Proto, .protocol = protocol}); }
 NftRuleSpec& NftRuleSpec::XtMatch(absl::string_view name, uint32_t revision, std::string info) {
   return Add({.kind = Kind::kXtMatch, .text = std::string(name), .revision = revision, .info = std::move(info)});
 }
@@ -100,6 +80,10 @@ NftRuleSpec& NftRuleSpec::Counter() { return Add({.kind = Kind::kCounter}); }
 NftRuleSpec& NftRuleSpec::ThDestPort(uint16_t port) { return Add({.kind = Kind::kThDestPort, .port = port}); }
 NftRuleSpec& NftRuleSpec::XtTarget(absl::string_view name, uint32_t revision, std::string info) {
   return Add({.kind = Kind::kXtTarget, .text = std::string(name), .revision = revision, .info = std::move(info)});
+}
+NftRuleSpec& NftRuleSpec::XtProtocol(L4Protocol protocol) {
+  xt_protocol_ = protocol;
+  return *this;
 }
 NftRuleSpec& NftRuleSpec::DestIsLocal() { return Add({.kind = Kind::kDestIsLocal}); }
 NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name) {
@@ -134,20 +118,13 @@ bool NftRuleSpec::HasText() const {
   return false;
 }
 
-uint8_t NftRuleSpec::L4Protocol() const {
-  for (const NftPiece& p : pieces_) {
-    if (p.kind == Kind::kL4Proto) return p.protocol;
-  }
-  return 0;
-}
-
 bool NftRuleSpec::HasXt() const {
   return std::any_of(pieces_.begin(), pieces_.end(),
                      [](const NftPiece& p) { return p.kind == Kind::kXtMatch || p.kind == Kind::kXtTarget; });
 }
 
 std::string NftCommand::ToText() const {
-  std::string where = absl::StrCat(family, " ", table);
+  std::string where = absl::StrCat(NftFamilyName(family), " ", table);
   switch (op) {
     case Op::kAddTable:
       return comment.empty() ? absl::StrCat("add table ", where)
@@ -170,36 +147,36 @@ std::string NftCommand::ToText() const {
   return "";
 }
 
-void NftBatch::AddTable(absl::string_view family, absl::string_view table, absl::string_view comment) {
-  commands_.push_back({.op = NftCommand::Op::kAddTable, .family = std::string(family), .table = std::string(table),
+void NftBatch::AddTable(NftFamily family, absl::string_view table, absl::string_view comment) {
+  commands_.push_back({.op = NftCommand::Op::kAddTable, .family = family, .table = std::string(table),
                        .comment = std::string(comment)});
 }
 
-void NftBatch::AddChain(absl::string_view family, absl::string_view table, absl::string_view chain,
+void NftBatch::AddChain(NftFamily family, absl::string_view table, absl::string_view chain,
                         std::optional<NftHook> hook, absl::string_view comment) {
-  commands_.push_back({.op = NftCommand::Op::kAddChain, .family = std::string(family), .table = std::string(table),
+  commands_.push_back({.op = NftCommand::Op::kAddChain, .family = family, .table = std::string(table),
                        .chain = std::string(chain), .comment = std::string(comment), .hook = std::move(hook)});
 }
 
-void NftBatch::FlushChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
-  commands_.push_back({.op = NftCommand::Op::kFlushChain, .family = std::string(family),
+void NftBatch::FlushChain(NftFamily family, absl::string_view table, absl::string_view chain) {
+  commands_.push_back({.op = NftCommand::Op::kFlushChain, .family = family,
                        .table = std::string(table), .chain = std::string(chain)});
 }
 
-void NftBatch::DeleteChain(absl::string_view family, absl::string_view table, absl::string_view chain) {
-  commands_.push_back({.op = NftCommand::Op::kDeleteChain, .family = std::string(family),
+void NftBatch::DeleteChain(NftFamily family, absl::string_view table, absl::string_view chain) {
+  commands_.push_back({.op = NftCommand::Op::kDeleteChain, .family = family,
                        .table = std::string(table), .chain = std::string(chain)});
 }
 
-void NftBatch::AddRule(absl::string_view family, absl::string_view table, absl::string_view chain,
+void NftBatch::AddRule(NftFamily family, absl::string_view table, absl::string_view chain,
                        NftRuleSpec rule) {
-  commands_.push_back({.op = NftCommand::Op::kAddRule, .family = std::string(family), .table = std::string(table),
+  commands_.push_back({.op = NftCommand::Op::kAddRule, .family = family, .table = std::string(table),
                        .chain = std::string(chain), .rule = std::move(rule)});
 }
 
-void NftBatch::InsertRule(absl::string_view family, absl::string_view table, absl::string_view chain,
+void NftBatch::InsertRule(NftFamily family, absl::string_view table, absl::string_view chain,
                           NftRuleSpec rule) {
-  commands_.push_back({.op = NftCommand::Op::kInsertRule, .family = std::string(family),
+  commands_.push_back({.op = NftCommand::Op::kInsertRule, .family = family,
                        .table = std::string(table), .chain = std::string(chain), .rule = std::move(rule)});
 }
 

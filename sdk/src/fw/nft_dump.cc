@@ -34,20 +34,6 @@ namespace {
 // NFTNL_UDATA_RULE_COMMENT); its value is a NUL-terminated string.
 constexpr uint8_t kUdataRuleComment = 0;
 
-}  // namespace
-
-absl::StatusOr<uint8_t> FamilyNumber(absl::string_view family) {
-  if (family == "ip") return NFPROTO_IPV4;
-  if (family == "ip6") return NFPROTO_IPV6;
-  if (family == "inet") return NFPROTO_INET;
-  if (family == "bridge") return NFPROTO_BRIDGE;
-  if (family == "arp") return NFPROTO_ARP;
-  if (family == "netdev") return NFPROTO_NETDEV;
-  return Error(ErrorCode::kInternal, absl::StrCat("nftables: unknown family \"", family, "\""));
-}
-
-namespace {
-
 // The largest attribute number we parse (NFTA_RULE_MAX, NFTA_CHAIN_MAX).
 constexpr int kAttrMax = 32;
 static_assert(NFTA_RULE_MAX <= kAttrMax && NFTA_CHAIN_MAX <= kAttrMax);
@@ -59,12 +45,11 @@ absl::Status Failed(absl::string_view where, absl::string_view why) {
 }
 
 // The GET `msg_type` for `family` with the string attributes `attrs`.
-absl::StatusOr<net::NlMsgPtr> GetRequest(int msg_type, absl::string_view family, const Attrs& attrs,
+absl::StatusOr<net::NlMsgPtr> GetRequest(int msg_type, NftFamily family, const Attrs& attrs,
                                          const std::string& what) {
-  ASSIGN_OR_RETURN(uint8_t fam, FamilyNumber(family));
   net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | msg_type, 0));
   if (!msg) return Failed(what, "out of memory");
-  nfgenmsg hdr{.nfgen_family = fam, .version = NFNETLINK_V0, .res_id = 0};
+  nfgenmsg hdr{.nfgen_family = NftFamilyNumber(family), .version = NFNETLINK_V0, .res_id = 0};
   if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return Failed(what, "message too long");
   for (const auto& [type, value] : attrs) {
     if (nla_put_string(msg.get(), type, value.c_str()) < 0) return Failed(what, "message too long");
@@ -84,7 +69,7 @@ absl::Status Refined(const absl::Status& st) {
 // missing table is success with no answers. A dump interrupted by a
 // concurrent change is asked again after `restart`, so the listing is
 // consistent.
-absl::Status Dump(net::NetlinkSocket& nl, int msg_type, absl::string_view family, absl::string_view table,
+absl::Status Dump(net::NetlinkSocket& nl, int msg_type, NftFamily family, absl::string_view table,
                   absl::string_view chain, const char* what, const std::function<bool(nlattr** tb)>& each,
                   const std::function<void()>& restart) {
   const std::string where = absl::StrCat("nftables: ", what);
@@ -111,7 +96,7 @@ absl::Status Dump(net::NetlinkSocket& nl, int msg_type, absl::string_view family
 // One object by name (a GET without NLM_F_DUMP): its attributes go to `each`.
 // Returns false, and does not call `each`, when the kernel answers ENOENT
 // (no such table, or no such object in it).
-absl::StatusOr<bool> GetOne(net::NetlinkSocket& nl, int msg_type, absl::string_view family, const Attrs& attrs,
+absl::StatusOr<bool> GetOne(net::NetlinkSocket& nl, int msg_type, NftFamily family, const Attrs& attrs,
                             const char* what, const std::function<void(nlattr** tb)>& each) {
   const std::string where = absl::StrCat("nftables: ", what);
   ASSIGN_OR_RETURN(net::NlMsgPtr msg, GetRequest(msg_type, family, attrs, where));
@@ -210,16 +195,15 @@ NftRule RuleFromMessage(nlmsghdr* h) {
   return RuleFromAttrs(tb.data());
 }
 
-absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, NftFamily family,
                                                absl::string_view table, absl::string_view chain, size_t limit) {
   std::vector<NftRule> rules;
-  std::string fam(family);
   RETURN_IF_ERROR(Dump(
       nl, NFT_MSG_GETRULE, family, table, chain, "listing rules",
-      [&rules, &fam, table, limit](nlattr** tb) {
+      [&rules, family, table, limit](nlattr** tb) {
         if (StringView(tb[NFTA_RULE_TABLE]) != table) return true;  // older kernels ignore the dump filter
         NftRule r = RuleFromAttrs(tb);
-        r.family = fam;
+        r.family = family;
         rules.push_back(std::move(r));
         return limit == 0 || rules.size() < limit;
       },
@@ -231,19 +215,19 @@ absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, absl::str
 
 namespace cni::fw::nft {
 
-absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, NftFamily family,
                                                absl::string_view table, absl::string_view chain) {
   return internal::DumpRules(nl, family, table, chain, 0);
 }
 
-absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table, absl::string_view chain,
                                                     size_t count) {
   if (count == 0) return std::vector<NftRule>{};
   return internal::DumpRules(nl, family, table, chain, count);
 }
 
-absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table) {
   std::vector<std::string> chains;
   RETURN_IF_ERROR(internal::Dump(
@@ -260,7 +244,7 @@ absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, absl
   return chains;
 }
 
-absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table) {
   std::optional<uint64_t> handle;
   ASSIGN_OR_RETURN(bool found, internal::GetOne(nl, NFT_MSG_GETTABLE, family, {{NFTA_TABLE_NAME, std::string(table)}},
@@ -273,7 +257,7 @@ absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, absl
   return handle;
 }
 
-absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, absl::string_view family, absl::string_view table,
+absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, NftFamily family, absl::string_view table,
                               absl::string_view chain) {
   return internal::GetOne(nl, NFT_MSG_GETCHAIN, family,
                           {{NFTA_CHAIN_TABLE, std::string(table)}, {NFTA_CHAIN_NAME, std::string(chain)}},

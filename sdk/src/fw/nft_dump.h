@@ -25,14 +25,10 @@ struct nlmsghdr;
 
 namespace cni::fw::internal {
 
-// NFPROTO_* of a family name ("ip", "ip6", "inet", "bridge", "arp",
-// "netdev"); code 999 for any other.
-absl::StatusOr<uint8_t> FamilyNumber(absl::string_view family);
-
 // The rules of table `family` `table` (every chain, or only `chain`), in the
 // kernel's order; at most `limit` of them unless it is 0; empty when the
 // table does not exist.
-absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> DumpRules(net::NetlinkSocket& nl, NftFamily family,
                                                absl::string_view table, absl::string_view chain, size_t limit);
 
 // A NEWRULE message (listed or echoed) as an NftRule: table, chain, handle

@@ -20,7 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
-#include "nft_dump.h"
+#include "cni/fw/protocols.h"
 
 namespace cni::fw::internal {
 namespace {
@@ -61,18 +61,8 @@ class ExprWriter {
     switch (p.kind) {
       case Kind::kSourceAddress:
       case Kind::kDestAddress: return Address(p, invalid);
-      case Kind::kDestPort:
-        if (p.protocol == 0) {
-          invalid = absl::InvalidArgumentError("unknown transport protocol");
-          return true;
-        }
-        return MetaCmp(NFT_META_L4PROTO, &p.protocol, 1) && DestPort(p.port);
-      case Kind::kL4Proto:
-        if (p.protocol == 0) {
-          invalid = absl::InvalidArgumentError("unknown transport protocol");
-          return true;
-        }
-        return MetaCmp(NFT_META_L4PROTO, &p.protocol, 1);
+      case Kind::kDestPort: return L4Proto(p.protocol) && DestPort(p.port);
+      case Kind::kL4Proto: return L4Proto(p.protocol);
       case Kind::kThDestPort: return DestPort(p.port);
       case Kind::kXtMatch: return Xt(p, "match", NFTA_MATCH_NAME, NFTA_MATCH_REV, NFTA_MATCH_INFO);
       case Kind::kXtTarget: return Xt(p, "target", NFTA_TARGET_NAME, NFTA_TARGET_REV, NFTA_TARGET_INFO);
@@ -136,6 +126,11 @@ class ExprWriter {
            Bitwise(p.prefix.Mask().data(), zero.data(), full) && Cmp(op, net.data(), full);
   }
 
+  bool L4Proto(L4Protocol protocol) {
+    const uint8_t number = L4ProtocolNumber(protocol);
+    return MetaCmp(NFT_META_L4PROTO, &number, 1);
+  }
+
   bool DestPort(uint16_t port) {
     uint16_t be = htons(port);
     return Payload(NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) && Cmp(NFT_CMP_EQ, &be, 2);
@@ -162,13 +157,12 @@ class ExprWriter {
   }
 
   // nft_compat's "match" or "target": the xtables extension by name and
-  // revision, with its info struct; the kernel checks the size against the
+  // revision, with its info struct (built, padded, by
+  // iptables_nft_encoding.cc); the kernel checks the size against the
   // extension's own.
   bool Xt(const NftPiece& p, const char* expr, int name_attr, int rev_attr, int info_attr) {
-    std::string info = p.info;
-    info.resize((info.size() + 7) / 8 * 8, '\0');  // XT_ALIGN
     return Begin(expr) && nla_put_string(msg_, name_attr, p.text.c_str()) == 0 && U32(rev_attr, p.revision) &&
-           nla_put(msg_, info_attr, static_cast<int>(info.size()), info.data()) == 0 && End();
+           nla_put(msg_, info_attr, static_cast<int>(p.info.size()), p.info.data()) == 0 && End();
   }
 
   bool Payload(uint32_t base, uint32_t offset, uint32_t len) {
@@ -229,14 +223,14 @@ class ExprWriter {
   std::optional<uint8_t> nfproto_;  // the network protocol already known
 };
 
-absl::Status PutRule(const NftCommand& c, uint8_t family, nl_msg* msg) {
+absl::Status PutRule(const NftCommand& c, nl_msg* msg) {
   if (nla_put_string(msg, NFTA_RULE_TABLE, c.table.c_str()) < 0 ||
       nla_put_string(msg, NFTA_RULE_CHAIN, c.chain.c_str()) < 0) {
     return TooLong(c);
   }
   nlattr* list = nla_nest_start(msg, NFTA_RULE_EXPRESSIONS);
   if (list == nullptr) return TooLong(c);
-  ExprWriter writer(msg, family);
+  ExprWriter writer(msg, NftFamilyNumber(c.family));
   std::string comment;
   for (const NftPiece& p : c.rule.pieces()) {
     absl::Status invalid;
@@ -247,10 +241,11 @@ absl::Status PutRule(const NftCommand& c, uint8_t family, nl_msg* msg) {
   nla_nest_end(msg, list);
   if (c.rule.HasXt()) {
     // xtables extensions check the rule's protocol (e.g. multiport wants
-    // tcp, udp or sctp): nft_compat takes it from here, as iptables-nft
-    // sends it.
+    // tcp, udp or sctp): nft_compat takes it from here (XtProtocol).
+    const std::optional<L4Protocol> proto = c.rule.xt_protocol();
+    const uint32_t number = proto.has_value() ? L4ProtocolNumber(*proto) : 0;
     nlattr* compat = nla_nest_start(msg, NFTA_RULE_COMPAT);
-    if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(c.rule.L4Protocol())) < 0 ||
+    if (compat == nullptr || nla_put_u32(msg, NFTA_RULE_COMPAT_PROTO, htonl(number)) < 0 ||
         nla_put_u32(msg, NFTA_RULE_COMPAT_FLAGS, 0) < 0) {
       return TooLong(c);
     }
@@ -311,8 +306,6 @@ std::string CommentUserData(absl::string_view comment) {
 }
 
 absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
-  absl::StatusOr<uint8_t> family = FamilyNumber(c.family);
-  if (!family.ok()) return family.status();
   using Op = NftCommand::Op;
   int type = 0;
   int flags = NLM_F_REQUEST;
@@ -328,7 +321,7 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
   net::NlMsgPtr msg(nlmsg_alloc_simple((NFNL_SUBSYS_NFTABLES << 8) | type, flags));
   if (!msg) return Error(ErrorCode::kInternal, "nftables: out of memory");
   nlmsg_hdr(msg.get())->nlmsg_seq = seq;
-  nfgenmsg hdr{.nfgen_family = *family, .version = NFNETLINK_V0, .res_id = 0};
+  nfgenmsg hdr{.nfgen_family = NftFamilyNumber(c.family), .version = NFNETLINK_V0, .res_id = 0};
   if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0) return TooLong(c);
   absl::Status st;
   switch (c.op) {
@@ -342,7 +335,7 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
       }
       break;
     case Op::kAddRule:
-    case Op::kInsertRule: st = PutRule(c, *family, msg.get()); break;
+    case Op::kInsertRule: st = PutRule(c, msg.get()); break;
     case Op::kDeleteRule:
       if (nla_put_string(msg.get(), NFTA_RULE_TABLE, c.table.c_str()) < 0 ||
           nla_put_string(msg.get(), NFTA_RULE_CHAIN, c.chain.c_str()) < 0 ||

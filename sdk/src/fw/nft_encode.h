@@ -12,8 +12,8 @@
 namespace cni::fw::internal {
 
 // The request for one command, with sequence number `seq`. Fails (code 999)
-// on what nft itself would refuse: an unknown family or hook, a raw-text
-// piece, a comment over 128 bytes, an address match in the bridge family.
+// on what nft itself would refuse: an unknown hook, a raw-text piece, a
+// comment over 128 bytes, an address match in the bridge family.
 absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& command, uint32_t seq);
 
 // nft's user data for a comment: one TLV (type 0, the NUL-terminated text).

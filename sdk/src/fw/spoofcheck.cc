@@ -10,7 +10,7 @@
 namespace cni::fw {
 namespace {
 
-constexpr const char* kFamily = "bridge";
+constexpr NftFamily kFamily = NftFamily::kBridge;
 constexpr const char* kTable = "nat";
 constexpr const char* kBase = "PREROUTING";
 

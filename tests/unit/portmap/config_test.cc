@@ -42,7 +42,7 @@ TEST_CASE("portmap config: defaults and container addresses", "[portmap]") {
   REQUIRE(c.ok());
   CHECK(c->snat);
   CHECK(c->mark_masq_bit == 13);
-  CHECK(c->mappings[0].protocol == "tcp");
+  CHECK(c->mappings[0].protocol == cni::fw::L4Protocol::kTcp);
   REQUIRE(c->cont_v4.has_value());
   CHECK(c->cont_v4->ToString() == "10.88.0.5/24");  // not the host interface's 192.0.2.9
   REQUIRE(c->cont_v6.has_value());

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/fw/protocols.h"
 #include "cni/net/netlink.h"
 
 namespace cni::fw {
@@ -23,12 +24,12 @@ class NftBatch;  // nft_batch.h
 // One rule as listed: where it is, its handle (for "delete rule ... handle N")
 // and its comment ("" when none).
 struct NftRule {
-  std::string family;   // "ip", "ip6", "inet", "bridge", ...
-  std::string table;    // the table's name
-  std::string chain;    // the chain's name
-  uint64_t handle = 0;  // the rule's handle, unique within its table
-  std::string comment;  // the rule's comment, "" when none
-  std::string jump;     // the chain its verdict jumps or goes to, "" when none
+  NftFamily family = NftFamily::kIp;  // the table's family
+  std::string table;                  // the table's name
+  std::string chain;                  // the chain's name
+  uint64_t handle = 0;                // the rule's handle, unique within its table
+  std::string comment;                // the rule's comment, "" when none
+  std::string jump;                   // the chain its verdict jumps or goes to, "" when none
 };
 
 }  // namespace cni::fw
@@ -51,27 +52,27 @@ absl::Status Apply(net::NetlinkSocket& nl, const NftBatch& batch);
 // Read straight from the kernel (a netlink dump, not libnftables): the cost
 // stays small with thousands of rules. With `chain`, only that chain's rules
 // (the kernel walks only that chain; a missing chain lists nothing).
-absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> ListRules(net::NetlinkSocket& nl, NftFamily family,
                                                absl::string_view table, absl::string_view chain = "");
 // The first `count` rules of a chain (fewer if it has fewer). Only the
 // start of the listing is read, and the kernel produces a listing as it
 // is read, so the cost does not grow with the chain: for a rule just
 // inserted at the top.
-absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<NftRule>> ListFirstRules(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table, absl::string_view chain,
                                                     size_t count);
 // The chain names of a table; empty when the table does not exist.
-absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::vector<std::string>> ListChains(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table);
 // The kernel's handle of a table, nullopt when the table does not exist.
 // Tables are numbered per network namespace and a number is never reused:
 // a table deleted and made again has a new one (and its rules' handles
 // start over), so a remembered rule handle is only good while its table's
 // handle is unchanged. One GET, no dump.
-absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, absl::string_view family,
+absl::StatusOr<std::optional<uint64_t>> TableHandle(net::NetlinkSocket& nl, NftFamily family,
                                                     absl::string_view table);
 // Whether a chain exists (one GET, whatever the number of chains).
-absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, absl::string_view family, absl::string_view table,
+absl::StatusOr<bool> HasChain(net::NetlinkSocket& nl, NftFamily family, absl::string_view table,
                               absl::string_view chain);
 
 }  // namespace cni::fw::nft

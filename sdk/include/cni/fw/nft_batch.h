@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/protocols.h"
 #include "cni/net/ip.h"
 
 namespace cni::fw {
@@ -43,8 +44,8 @@ struct NftPiece {
     kDestPort,       // tcp/udp/sctp dport port
     kL4Proto,        // meta l4proto tcp/udp/sctp (iptables' -p)
     kThDestPort,     // th dport port (the protocol checked before)
-    kXtMatch,        // an xtables match through nft_compat (iptables-nft's -m)
-    kXtTarget,       // an xtables target through nft_compat (iptables-nft's -j)
+    kXtMatch,        // an xtables match through nft_compat (iptables_nft_encoding.h)
+    kXtTarget,       // an xtables target through nft_compat (iptables_nft_encoding.h)
     kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
     kInInterface,    // iifname "text"
@@ -58,16 +59,16 @@ struct NftPiece {
     kDnat,           // dnat to address:port
     kComment,        // comment "text"
   };
-  Kind kind;              // which piece this is
-  net::IpPrefix prefix;   // addresses (a host prefix for a single address)
-  bool equal = true;      // addresses: == (true) or != (false)
-  net::IpAddress address; // kDnat
-  uint16_t port = 0;      // kDestPort, kDnat
-  uint8_t protocol = 0;   // kDestPort: IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP
-  net::MacAddress mac;    // kEtherSource
-  std::string text;       // names, chains, raw text, comment, xt match name
-  uint32_t revision = 0;  // kXtMatch, kXtTarget
-  std::string info;       // kXtMatch, kXtTarget: the kernel struct of its options
+  Kind kind;                               // which piece this is
+  net::IpPrefix prefix;                    // addresses (a host prefix for a single address)
+  bool equal = true;                       // addresses: == (true) or != (false)
+  net::IpAddress address;                  // kDnat
+  uint16_t port = 0;                       // kDestPort, kDnat
+  L4Protocol protocol = L4Protocol::kTcp;  // kDestPort, kL4Proto
+  net::MacAddress mac;                     // kEtherSource
+  std::string text;                        // names, chains, raw text, comment, xt match name
+  uint32_t revision = 0;                   // kXtMatch, kXtTarget
+  std::string info;                        // kXtMatch, kXtTarget: the kernel struct of its options, as sent
 };
 
 // A rule: matches, then statements, then at most one comment, in the order
@@ -79,25 +80,27 @@ class NftRuleSpec {
   NftRuleSpec& SourceAddress(const net::IpPrefix& prefix, bool equal = true);
   // Same for the destination: "ip daddr ...".
   NftRuleSpec& DestAddress(const net::IpPrefix& prefix, bool equal = true);
-  // "tcp dport 8080"; `protocol` is "tcp", "udp" or "sctp" (anything else
-  // makes Commit fail).
-  NftRuleSpec& DestPort(absl::string_view protocol, uint16_t port);
-  // "meta l4proto tcp" (iptables' `-p tcp`); "tcp", "udp" or "sctp".
-  NftRuleSpec& L4Proto(absl::string_view protocol);
+  // "tcp dport 8080" (udp, sctp likewise).
+  NftRuleSpec& DestPort(L4Protocol protocol, uint16_t port);
+  // "meta l4proto tcp" (iptables' `-p tcp`).
+  NftRuleSpec& L4Proto(L4Protocol protocol);
   // "th dport 8080": the transport header's destination port, the protocol
   // having been matched before (L4Proto), as iptables-nft writes --dport.
   NftRuleSpec& ThDestPort(uint16_t port);
-  // An xtables match (`-m name`) as iptables-nft writes it: a "match"
-  // expression of nft_compat carrying the match's kernel struct (`info`,
-  // padded to 8 bytes). The rule then also carries the compat attribute with
-  // the protocol of its L4Proto (0 without), which such matches check, as
-  // iptables-nft sends it. nft cannot parse it back, so such a rule is
-  // written over netlink only (its text is for messages).
+  // An xtables match: a "match" expression of nft_compat naming the
+  // extension and its revision, with `info`, the extension's kernel struct
+  // exactly as the kernel checks it (padded to 8 bytes). A rule with one
+  // always carries nf_tables' compat attribute (see XtProtocol). nft cannot
+  // parse it back, so such a rule is written over netlink only (its text is
+  // for messages). Only iptables_nft_encoding.h builds these.
   NftRuleSpec& XtMatch(absl::string_view name, uint32_t revision, std::string info);
-  // An xtables target (`-j NAME`, e.g. DNAT) as iptables-nft writes it: a
-  // "target" expression of nft_compat with the target's kernel struct; like
-  // XtMatch, the rule carries the compat attribute, and is netlink only.
+  // An xtables target (e.g. DNAT): a "target" expression of nft_compat,
+  // otherwise as XtMatch.
   NftRuleSpec& XtTarget(absl::string_view name, uint32_t revision, std::string info);
+  // The transport protocol nft_compat hands to the rule's xtables matches
+  // and targets, which check it (multiport wants tcp, udp or sctp): the
+  // compat attribute's protocol, 0 when not set.
+  NftRuleSpec& XtProtocol(L4Protocol protocol);
   // "counter" (iptables-nft puts one in every rule).
   NftRuleSpec& Counter();
   // "fib daddr type local": the destination is one of this host's addresses.
@@ -130,14 +133,15 @@ class NftRuleSpec {
   const std::vector<NftPiece>& pieces() const { return pieces_; }
   // Whether a piece is raw nft text.
   bool HasText() const;
-  // The protocol of its first L4Proto piece, 0 when none.
-  uint8_t L4Protocol() const;
   // Whether a piece is an xtables match or target.
   bool HasXt() const;
+  // What XtProtocol set, nullopt when nothing.
+  std::optional<L4Protocol> xt_protocol() const { return xt_protocol_; }
 
  private:
   NftRuleSpec& Add(NftPiece piece);
   std::vector<NftPiece> pieces_;
+  std::optional<L4Protocol> xt_protocol_;
 };
 
 // One command of a batch. Built through NftBatch; public only for the encoder.
@@ -145,14 +149,14 @@ struct NftCommand {
   // The nft command: add table, add chain, flush chain, delete chain, add
   // rule, delete rule.
   enum class Op { kAddTable, kAddChain, kFlushChain, kDeleteChain, kAddRule, kInsertRule, kDeleteRule };
-  Op op;                            // which command
-  std::string family;               // "ip", "ip6", "inet" or "bridge"
-  std::string table;                // the table's name
-  std::string chain;                // chains and rules
-  std::string comment;              // tables and chains; "" for none
-  std::optional<NftHook> hook;      // kAddChain: a base chain
-  NftRuleSpec rule;                 // kAddRule, kInsertRule
-  uint64_t handle = 0;              // kDeleteRule
+  Op op;                              // which command
+  NftFamily family = NftFamily::kIp;  // the table's family
+  std::string table;                  // the table's name
+  std::string chain;                  // chains and rules
+  std::string comment;                // tables and chains; "" for none
+  std::optional<NftHook> hook;        // kAddChain: a base chain
+  NftRuleSpec rule;                   // kAddRule, kInsertRule
+  uint64_t handle = 0;                // kDeleteRule
   // The command in nft syntax, one line without the newline.
   std::string ToText() const;
 };
@@ -162,19 +166,19 @@ struct NftCommand {
 class NftBatch {
  public:
   // "add table <family> <table> [{ comment "<comment>" ; }]".
-  void AddTable(absl::string_view family, absl::string_view table, absl::string_view comment = "");
+  void AddTable(NftFamily family, absl::string_view table, absl::string_view comment = "");
   // "add chain ..." (a base chain when `hook` is given).
-  void AddChain(absl::string_view family, absl::string_view table, absl::string_view chain,
+  void AddChain(NftFamily family, absl::string_view table, absl::string_view chain,
                 std::optional<NftHook> hook = std::nullopt, absl::string_view comment = "");
   // "flush chain ...": removes every rule of the chain.
-  void FlushChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+  void FlushChain(NftFamily family, absl::string_view table, absl::string_view chain);
   // "delete chain ..." (the chain must be empty and unreferenced by then).
-  void DeleteChain(absl::string_view family, absl::string_view table, absl::string_view chain);
+  void DeleteChain(NftFamily family, absl::string_view table, absl::string_view chain);
   // "add rule <family> <table> <chain> <rule>" (appended at the chain's end).
-  void AddRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
+  void AddRule(NftFamily family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
   // "insert rule <family> <table> <chain> <rule>" (put at the chain's top,
   // as iptables -I chain 1).
-  void InsertRule(absl::string_view family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
+  void InsertRule(NftFamily family, absl::string_view table, absl::string_view chain, NftRuleSpec rule);
   // "delete rule <family> <table> <chain> handle <n>" of a listed rule.
   void DeleteRule(const NftRule& rule);
 

@@ -1,0 +1,77 @@
+#include "cni/fw/iptables_nft_encoding.h"
+
+// <netinet/in.h> before the <linux/...> headers: the other order redefines
+// struct in_addr (linux/libc-compat.h only guards this one).
+#include <netinet/in.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/x_tables.h>
+#include <linux/netfilter/xt_comment.h>
+#include <linux/netfilter/xt_multiport.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace cni::fw::iptables_nft {
+namespace {
+
+// An extension's options as nft_compat takes them: the kernel struct,
+// padded to XT_ALIGN (the kernel checks the size against the extension's).
+template <typename KernelStruct>
+std::string Info(const KernelStruct& options) {
+  std::string info(reinterpret_cast<const char*>(&options), sizeof(options));
+  info.resize(XT_ALIGN(sizeof(options)), '\0');
+  return info;
+}
+
+// "-p P [-s S] [-d D] --dport N" and the counter iptables-nft puts in every
+// rule; -p is both meta l4proto and the compat protocol the xtables
+// extensions check.
+NftRuleSpec Matching(const PortMatch& m) {
+  NftRuleSpec rule;
+  rule.L4Proto(m.protocol).XtProtocol(m.protocol);
+  if (m.source.has_value() && m.source->len() > 0) rule.SourceAddress(*m.source);
+  if (m.dest.has_value()) rule.DestAddress(*m.dest);
+  rule.ThDestPort(m.dport).Counter();
+  return rule;
+}
+
+// The DNAT target's options (revision 2) for "--to-destination to:port".
+std::string DnatInfo(const net::IpAddress& to, uint16_t port) {
+  nf_nat_range2 range{};
+  range.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
+  std::memcpy(&range.min_addr, to.data(), to.byte_length());
+  range.max_addr = range.min_addr;
+  range.min_proto.all = htons(port);
+  range.max_proto = range.min_proto;
+  return Info(range);
+}
+
+}  // namespace
+
+NftRuleSpec PortJump(const PortMatch& match, absl::string_view chain) { return Matching(match).Jump(chain); }
+
+NftRuleSpec PortDnat(const PortMatch& match, const net::IpAddress& to, uint16_t port) {
+  return Matching(match).XtTarget("DNAT", 2, DnatInfo(to, port));
+}
+
+NftRuleSpec MultiportJump(absl::string_view comment, L4Protocol protocol, const std::vector<uint16_t>& ports,
+                          absl::string_view chain) {
+  xt_comment_info text{};
+  std::memcpy(text.comment, comment.data(), std::min(comment.size(), sizeof(text.comment) - 1));
+  xt_multiport_v1 multiport{};
+  multiport.flags = XT_MULTIPORT_DESTINATION;
+  multiport.count = static_cast<uint8_t>(std::min<size_t>(ports.size(), XT_MULTI_PORTS));
+  // Host byte order, as iptables stores them.
+  std::copy_n(ports.begin(), multiport.count, multiport.ports);
+  NftRuleSpec rule;
+  rule.L4Proto(protocol)
+      .XtProtocol(protocol)
+      .XtMatch("comment", 0, Info(text))
+      .XtMatch("multiport", 1, Info(multiport))
+      .Counter()
+      .Jump(chain);
+  return rule;
+}
+
+}  // namespace cni::fw::iptables_nft
