@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni {
 namespace {
@@ -44,9 +45,7 @@ absl::StatusOr<CniArgs> CniArgs::Parse(absl::string_view text,
                  std::find(std::begin(kAlwaysKnown), std::end(kAlwaysKnown), key) !=
                      std::end(kAlwaysKnown);
     if (key == "IgnoreUnknown") {
-      absl::StatusOr<bool> b = ParseArgBool(key, kv[1]);
-      if (!b.ok()) return b.status();
-      out.ignore_unknown_ = *b;
+      ASSIGN_OR_RETURN(out.ignore_unknown_, ParseArgBool(key, kv[1]));
     }
     if (!known) unknown.emplace_back(pair);
     out.pairs_.emplace_back(std::move(key), std::string(kv[1]));

@@ -15,17 +15,21 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 
 namespace cni {
 namespace {
 
 // A pipe whose ends close themselves.
 struct Pipe {
-  int fd[2] = {-1, -1};
-  ~Pipe() { CloseRead(); CloseWrite(); }
-  bool Open() { return pipe2(fd, O_CLOEXEC) == 0; }
-  void CloseRead() { if (fd[0] >= 0) close(fd[0]); fd[0] = -1; }
-  void CloseWrite() { if (fd[1] >= 0) close(fd[1]); fd[1] = -1; }
+  UniqueFd read_end, write_end;
+  bool Open() {
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC) != 0) return false;
+    read_end.reset(fd[0]);
+    write_end.reset(fd[1]);
+    return true;
+  }
 };
 
 std::vector<char*> CStrings(const std::vector<std::string>& v) {
@@ -41,16 +45,16 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
 void Pump(Pipe& in, Pipe& out, Pipe* err, absl::string_view input, CommandResult& result,
           pid_t pid, std::chrono::milliseconds timeout) {
   size_t written = 0;
-  if (input.empty()) in.CloseWrite();
-  else fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
+  if (input.empty()) in.write_end.reset();
+  else fcntl(in.write_end.get(), F_SETFL, O_NONBLOCK);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];
-  while (out.fd[0] >= 0 || (err && err->fd[0] >= 0)) {
+  while (out.read_end.valid() || (err && err->read_end.valid())) {
     pollfd fds[3];
     int n = 0, out_i = -1, err_i = -1, in_i = -1;
-    if (out.fd[0] >= 0) { fds[n] = {out.fd[0], POLLIN, 0}; out_i = n++; }
-    if (err && err->fd[0] >= 0) { fds[n] = {err->fd[0], POLLIN, 0}; err_i = n++; }
-    if (in.fd[1] >= 0) { fds[n] = {in.fd[1], POLLOUT, 0}; in_i = n++; }
+    if (out.read_end.valid()) { fds[n] = {out.read_end.get(), POLLIN, 0}; out_i = n++; }
+    if (err && err->read_end.valid()) { fds[n] = {err->read_end.get(), POLLIN, 0}; err_i = n++; }
+    if (in.write_end.valid()) { fds[n] = {in.write_end.get(), POLLOUT, 0}; in_i = n++; }
     int wait_ms = -1;
     if (timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -67,16 +71,16 @@ void Pump(Pipe& in, Pipe& out, Pipe* err, absl::string_view input, CommandResult
       return;
     }
     if (in_i >= 0 && fds[in_i].revents) {
-      ssize_t w = write(in.fd[1], input.data() + written, input.size() - written);
+      ssize_t w = write(in.write_end.get(), input.data() + written, input.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
       // EPIPE: the child does not want (more) input; that is its business.
-      if ((w < 0 && errno != EAGAIN && errno != EINTR) || written >= input.size()) in.CloseWrite();
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || written >= input.size()) in.write_end.reset();
     }
     auto drain = [&](int idx, Pipe& p, std::string& sink) {
       if (idx < 0 || !fds[idx].revents) return;
-      ssize_t r = read(p.fd[0], buf, sizeof(buf));
+      ssize_t r = read(p.read_end.get(), buf, sizeof(buf));
       if (r > 0) sink.append(buf, static_cast<size_t>(r));
-      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) p.CloseRead();
+      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) p.read_end.reset();
     };
     drain(out_i, out, result.out);
     if (err) drain(err_i, *err, result.err);
@@ -99,9 +103,9 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   absl::Cleanup destroy = [&] { posix_spawn_file_actions_destroy(&actions); };
-  posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  if (options.capture_stderr) posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, in.read_end.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, out.write_end.get(), 1);
+  if (options.capture_stderr) posix_spawn_file_actions_adddup2(&actions, err.write_end.get(), 2);
   auto cargv = CStrings(argv);
   auto cenv = CStrings(env);
   pid_t pid = -1;
@@ -110,9 +114,9 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   if (rc != 0) {
     return ErrnoError(rc, absl::StrCat("executing \"", argv[0], "\""));
   }
-  in.CloseRead();
-  out.CloseWrite();
-  err.CloseWrite();
+  in.read_end.reset();
+  out.write_end.reset();
+  err.write_end.reset();
   CommandResult result;
   Pump(in, out, options.capture_stderr ? &err : nullptr, stdin_data, result, pid, options.timeout);
   int status = 0;

@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "cni/error.h"
 #include "cni/exec.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace cni {
@@ -56,11 +57,10 @@ std::string ConfBytes(const CmdArgs& args, absl::string_view conf_bytes) {
 
 absl::StatusOr<ExecOutput> Delegate(absl::string_view verb, absl::string_view type,
                                     const CmdArgs& args, absl::string_view conf_bytes) {
-  absl::StatusOr<std::string> path = FindPlugin(type, args.plugin_dirs);
-  if (!path.ok()) return path.status();
+  ASSIGN_OR_RETURN(std::string path, FindPlugin(type, args.plugin_dirs));
   std::vector<std::string> env = args.env;
   SetEnv(env, "CNI_COMMAND", verb);
-  absl::StatusOr<ExecOutput> out = ExecPlugin(*path, env, ConfBytes(args, conf_bytes));
+  absl::StatusOr<ExecOutput> out = ExecPlugin(path, env, ConfBytes(args, conf_bytes));
   if (!out.ok()) {
     // The delegate's error goes back unchanged (code, msg, details, and the
     // document it printed), as upstream's invoke does: runtimes and users
@@ -121,12 +121,11 @@ absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector
 
 absl::StatusOr<Result> DelegateAdd(absl::string_view type, const CmdArgs& args,
                                    absl::string_view conf_bytes) {
-  absl::StatusOr<ExecOutput> out = Delegate("ADD", type, args, conf_bytes);
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(ExecOutput out, Delegate("ADD", type, args, conf_bytes));
   // A result without cniVersion is taken to be of the configuration's version.
   std::string version = args.conf.cni_version.empty() ? "0.1.0" : args.conf.cni_version;
-  absl::StatusOr<Result> result = ParseResult(absl::string_view(out->stdout_data), version);
-  if (!result.ok()) return Annotate(result.status(), absl::StrCat("parsing result of \"", type, "\""));
+  ASSIGN_OR_RETURN(Result result, ParseResult(absl::string_view(out.stdout_data), version),
+                   "parsing result of \"", type, "\"");
   return result;
 }
 

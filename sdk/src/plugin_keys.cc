@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni {
 namespace {
@@ -29,30 +30,27 @@ absl::StatusOr<std::optional<Dns>> ParseDnsKey(const Json& raw, absl::string_vie
   if (dns == nullptr || dns->is_null()) return std::nullopt;
   if (!dns->is_object()) return Error(ErrorCode::kDecodingFailure, absl::StrCat(plugin, ": \"dns\" is not an object"));
   if (!DnsFieldsSet(*dns)) return std::nullopt;
-  absl::StatusOr<Dns> parsed = Dns::FromJson(*dns);
-  if (!parsed.ok()) return Annotate(parsed.status(), absl::StrCat(plugin, ": dns"));
-  return *std::move(parsed);
+  ASSIGN_OR_RETURN(Dns parsed, Dns::FromJson(*dns), plugin, ": dns");
+  return parsed;
 }
 
 absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin) {
-  absl::StatusOr<std::optional<int64_t>> mtu = GetInt(raw, "mtu");
-  if (!mtu.ok()) return mtu.status();
-  if (!*mtu || **mtu == 0) return 0;
-  if (**mtu < kVethMinMtu || **mtu > kVethMaxMtu) {
-    return Invalid(plugin, absl::StrCat("mtu ", **mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+  if (!mtu || *mtu == 0) return 0;
+  if (*mtu < kVethMinMtu || *mtu > kVethMaxMtu) {
+    return Invalid(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
                                         ", or 0 for the default)"));
   }
-  return static_cast<int>(**mtu);
+  return static_cast<int>(*mtu);
 }
 
 absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_view plugin) {
-  absl::StatusOr<std::optional<std::string>> backend = GetString(raw, "ipMasqBackend");
-  if (!backend.ok()) return backend.status();
-  if (!*backend || (*backend)->empty()) return std::string();
-  if (**backend != "iptables" && **backend != "nftables") {
-    return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", **backend, "\""));
+  ASSIGN_OR_RETURN(std::optional<std::string> backend, GetString(raw, "ipMasqBackend"));
+  if (!backend || backend->empty()) return std::string();
+  if (*backend != "iptables" && *backend != "nftables") {
+    return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
   }
-  return **backend;
+  return *backend;
 }
 
 }  // namespace cni

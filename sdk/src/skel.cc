@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 extern char** environ;
@@ -126,10 +127,8 @@ absl::Status CheckPrintableEnv(const std::map<std::string, std::string>& env) {
 // Validates the environment and the configuration for `cmd` and builds CmdArgs.
 absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info,
                                      const std::string& cmd) {
-  if (absl::Status s = CheckRequiredEnv(io.env, cmd); !s.ok()) return s;
-  if (cmd == "ADD") {
-    if (absl::Status s = CheckPrintableEnv(io.env); !s.ok()) return s;
-  }
+  RETURN_IF_ERROR(CheckRequiredEnv(io.env, cmd));
+  if (cmd == "ADD") RETURN_IF_ERROR(CheckPrintableEnv(io.env));
   CmdArgs a;
   a.command = cmd;
   a.container_id = Get(io.env, "CNI_CONTAINERID");
@@ -162,7 +161,7 @@ absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info
       return Error(ErrorCode::kInvalidEnvironment,
                    absl::StrCat("invalid characters in containerID \"", a.container_id, "\""));
     }
-    if (absl::Status s = ValidateInterfaceName(a.ifname); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateInterfaceName(a.ifname));
   }
 
   // Version negotiation: the config's version must be one we speak.
@@ -179,15 +178,9 @@ absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info
     return Error(ErrorCode::kIncompatibleVersion,
                  absl::StrCat("config version does not allow ", cmd));
   };
-  if (cmd == "CHECK") {
-    if (absl::Status s = gate("0.4.0"); !s.ok()) return s;
-  }
-  if (cmd == "GC" || cmd == "STATUS") {
-    if (absl::Status s = gate("1.1.0"); !s.ok()) return s;
-  }
-  if (per_container) {
-    if (absl::Status s = CheckNotOwnNetns(a.netns, io.own_netns_path); !s.ok()) return s;
-  }
+  if (cmd == "CHECK") RETURN_IF_ERROR(gate("0.4.0"));
+  if (cmd == "GC" || cmd == "STATUS") RETURN_IF_ERROR(gate("1.1.0"));
+  if (per_container) RETURN_IF_ERROR(CheckNotOwnNetns(a.netns, io.own_netns_path));
   return a;
 }
 
@@ -196,14 +189,12 @@ absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& 
   const std::string& cmd = a.command;
   if (cmd == "ADD") {
     if (!funcs.add) return Error(ErrorCode::kInvalidEnvironment, "ADD is not implemented");
-    absl::StatusOr<Result> result = funcs.add(a);
-    if (!result.ok()) return result.status();
+    ASSIGN_OR_RETURN(Result result, funcs.add(a));
     std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
-    absl::StatusOr<Json> json = ResultToJson(*result, version);
-    if (!json.ok()) return json.status();
+    ASSIGN_OR_RETURN(Json json, ResultToJson(result, version));
     // Indented, as upstream prints results. `replace`: printing must not be
     // able to fail (or throw) after the handler has kept its side effects.
-    out << json->dump(4, ' ', false, Json::error_handler_t::replace) << "\n";
+    out << json.dump(4, ' ', false, Json::error_handler_t::replace) << "\n";
     return absl::OkStatus();
   }
   const Handler* h = cmd == "DEL" ? &funcs.del
@@ -304,9 +295,8 @@ std::string ErrorJson(const absl::Status& status, absl::string_view cni_version)
 absl::StatusOr<std::optional<Result>> ParsePrevResult(const NetConf& conf) {
   if (conf.prev_result.is_null()) return std::optional<Result>();
   std::string version = conf.cni_version.empty() ? "0.1.0" : conf.cni_version;
-  absl::StatusOr<Result> r = ParseResult(conf.prev_result, version);
-  if (!r.ok()) return Annotate(r.status(), "parsing prevResult");
-  return std::optional<Result>(*std::move(r));
+  ASSIGN_OR_RETURN(Result r, ParseResult(conf.prev_result, version), "parsing prevResult");
+  return std::optional<Result>(std::move(r));
 }
 
 std::string AboutLine(absl::string_view plugin_name) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni {
 namespace {
@@ -16,10 +17,9 @@ void AssignIfSet(std::optional<T>&& value, T& out) {
 
 // Reads "capabilities": a map of capability name to bool (spec section 3).
 absl::Status ParseCapabilities(const Json& doc, NetConf& conf) {
-  absl::StatusOr<std::optional<Json>> caps = GetObject(doc, "capabilities");
-  if (!caps.ok()) return caps.status();
-  if (!caps->has_value()) return absl::OkStatus();
-  for (const auto& [name, value] : (*caps)->items()) {
+  ASSIGN_OR_RETURN(std::optional<Json> caps, GetObject(doc, "capabilities"));
+  if (!caps.has_value()) return absl::OkStatus();
+  for (const auto& [name, value] : caps->items()) {
     if (value.is_null()) continue;  // Go leaves null map values at their zero value
     if (!value.is_boolean()) {
       return Error(ErrorCode::kDecodingFailure,
@@ -33,13 +33,11 @@ absl::Status ParseCapabilities(const Json& doc, NetConf& conf) {
 
 // Reads "ipam" as given, plus its "type".
 absl::Status ParseIpam(const Json& doc, NetConf& conf) {
-  absl::StatusOr<std::optional<Json>> ipam = GetObject(doc, "ipam");
-  if (!ipam.ok()) return ipam.status();
-  if (!ipam->has_value()) return absl::OkStatus();
-  conf.ipam = std::move(**ipam);
-  absl::StatusOr<std::optional<std::string>> type = GetString(conf.ipam, "type");
-  if (!type.ok()) return Annotate(type.status(), "ipam");
-  AssignIfSet(std::move(*type), conf.ipam_type);
+  ASSIGN_OR_RETURN(std::optional<Json> ipam, GetObject(doc, "ipam"));
+  if (!ipam.has_value()) return absl::OkStatus();
+  conf.ipam = std::move(*ipam);
+  ASSIGN_OR_RETURN(std::optional<std::string> type, GetString(conf.ipam, "type"), "ipam");
+  AssignIfSet(std::move(type), conf.ipam_type);
   return absl::OkStatus();
 }
 
@@ -48,64 +46,52 @@ absl::StatusOr<Attachment> ParseAttachment(const Json& j) {
     return Error(ErrorCode::kDecodingFailure, "an attachment must be an object");
   }
   Attachment a;
-  absl::StatusOr<std::optional<std::string>> id = GetString(j, "containerID");
-  if (!id.ok()) return id.status();
-  AssignIfSet(std::move(*id), a.container_id);
-  absl::StatusOr<std::optional<std::string>> ifname = GetString(j, "ifname");
-  if (!ifname.ok()) return ifname.status();
-  AssignIfSet(std::move(*ifname), a.ifname);
+  ASSIGN_OR_RETURN(std::optional<std::string> id, GetString(j, "containerID"));
+  AssignIfSet(std::move(id), a.container_id);
+  ASSIGN_OR_RETURN(std::optional<std::string> ifname, GetString(j, "ifname"));
+  AssignIfSet(std::move(ifname), a.ifname);
   return a;
 }
 
 // Reads GC's "cni.dev/valid-attachments" (SPEC 1.1: list of {containerID, ifname}).
 absl::Status ParseValidAttachments(const Json& doc, NetConf& conf) {
   constexpr absl::string_view kKey = "cni.dev/valid-attachments";
-  absl::StatusOr<std::optional<Json>> list = GetArray(doc, kKey);
-  if (!list.ok()) return list.status();
-  if (!list->has_value()) return absl::OkStatus();
-  for (size_t i = 0; i < (*list)->size(); ++i) {
-    absl::StatusOr<Attachment> a = ParseAttachment((**list)[i]);
-    if (!a.ok()) return Annotate(a.status(), absl::StrCat(kKey, "[", i, "]"));
-    conf.valid_attachments.push_back(std::move(*a));
+  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(doc, kKey));
+  if (!list.has_value()) return absl::OkStatus();
+  for (size_t i = 0; i < list->size(); ++i) {
+    ASSIGN_OR_RETURN(Attachment a, ParseAttachment((*list)[i]), kKey, "[", i, "]");
+    conf.valid_attachments.push_back(std::move(a));
   }
   return absl::OkStatus();
 }
 
 // Reads an object-valued key into `out`, leaving the default when absent.
 absl::Status ParseObjectKey(const Json& doc, absl::string_view key, Json& out) {
-  absl::StatusOr<std::optional<Json>> v = GetObject(doc, key);
-  if (!v.ok()) return v.status();
-  AssignIfSet(std::move(*v), out);
+  ASSIGN_OR_RETURN(std::optional<Json> v, GetObject(doc, key));
+  AssignIfSet(std::move(v), out);
   return absl::OkStatus();
 }
 
 absl::Status ParseStrings(const Json& doc, NetConf& conf) {
-  absl::StatusOr<std::optional<std::string>> version = GetString(doc, "cniVersion");
-  if (!version.ok()) return version.status();
-  AssignIfSet(std::move(*version), conf.cni_version);
+  ASSIGN_OR_RETURN(std::optional<std::string> version, GetString(doc, "cniVersion"));
+  AssignIfSet(std::move(version), conf.cni_version);
 
-  absl::StatusOr<std::optional<std::vector<std::string>>> versions =
-      GetStringList(doc, "cniVersions");
-  if (!versions.ok()) return versions.status();
-  AssignIfSet(std::move(*versions), conf.cni_versions);
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> versions,
+                   GetStringList(doc, "cniVersions"));
+  AssignIfSet(std::move(versions), conf.cni_versions);
 
-  absl::StatusOr<std::optional<std::string>> name = GetString(doc, "name");
-  if (!name.ok()) return name.status();
-  AssignIfSet(std::move(*name), conf.name);
+  ASSIGN_OR_RETURN(std::optional<std::string> name, GetString(doc, "name"));
+  AssignIfSet(std::move(name), conf.name);
 
-  absl::StatusOr<std::optional<std::string>> type = GetString(doc, "type");
-  if (!type.ok()) return type.status();
-  AssignIfSet(std::move(*type), conf.type);
+  ASSIGN_OR_RETURN(std::optional<std::string> type, GetString(doc, "type"));
+  AssignIfSet(std::move(type), conf.type);
   return absl::OkStatus();
 }
 
 absl::Status ParseDns(const Json& doc, NetConf& conf) {
-  absl::StatusOr<std::optional<Json>> dns = GetObject(doc, "dns");
-  if (!dns.ok()) return dns.status();
-  if (!dns->has_value()) return absl::OkStatus();
-  absl::StatusOr<Dns> parsed = Dns::FromJson(**dns);
-  if (!parsed.ok()) return Annotate(parsed.status(), "dns");
-  conf.dns = std::move(*parsed);
+  ASSIGN_OR_RETURN(std::optional<Json> dns, GetObject(doc, "dns"));
+  if (!dns.has_value()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(conf.dns, Dns::FromJson(*dns), "dns");
   return absl::OkStatus();
 }
 
@@ -116,18 +102,14 @@ absl::StatusOr<Dns> Dns::FromJson(const Json& j) {
     return Error(ErrorCode::kDecodingFailure, "\"dns\" must be an object");
   }
   Dns dns;
-  absl::StatusOr<std::optional<std::vector<std::string>>> ns = GetStringList(j, "nameservers");
-  if (!ns.ok()) return ns.status();
-  AssignIfSet(std::move(*ns), dns.nameservers);
-  absl::StatusOr<std::optional<std::string>> domain = GetString(j, "domain");
-  if (!domain.ok()) return domain.status();
-  AssignIfSet(std::move(*domain), dns.domain);
-  absl::StatusOr<std::optional<std::vector<std::string>>> search = GetStringList(j, "search");
-  if (!search.ok()) return search.status();
-  AssignIfSet(std::move(*search), dns.search);
-  absl::StatusOr<std::optional<std::vector<std::string>>> options = GetStringList(j, "options");
-  if (!options.ok()) return options.status();
-  AssignIfSet(std::move(*options), dns.options);
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> ns, GetStringList(j, "nameservers"));
+  AssignIfSet(std::move(ns), dns.nameservers);
+  ASSIGN_OR_RETURN(std::optional<std::string> domain, GetString(j, "domain"));
+  AssignIfSet(std::move(domain), dns.domain);
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> search, GetStringList(j, "search"));
+  AssignIfSet(std::move(search), dns.search);
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> options, GetStringList(j, "options"));
+  AssignIfSet(std::move(options), dns.options);
   return dns;
 }
 
@@ -142,21 +124,20 @@ Json Dns::ToJson() const {
 }
 
 absl::StatusOr<NetConf> NetConf::Parse(absl::string_view bytes) {
-  absl::StatusOr<Json> doc = ParseJson(bytes);
-  if (!doc.ok()) return Annotate(doc.status(), "decoding network configuration");
-  if (!doc->is_object()) {
+  ASSIGN_OR_RETURN(Json doc, ParseJson(bytes), "decoding network configuration");
+  if (!doc.is_object()) {
     return Error(ErrorCode::kDecodingFailure, "network configuration must be a JSON object");
   }
   NetConf conf;
-  for (absl::Status s : {ParseStrings(*doc, conf), ParseCapabilities(*doc, conf),
-                         ParseObjectKey(*doc, "runtimeConfig", conf.runtime_config),
-                         ParseObjectKey(*doc, "args", conf.args),
-                         ParseObjectKey(*doc, "prevResult", conf.prev_result),
-                         ParseIpam(*doc, conf), ParseDns(*doc, conf),
-                         ParseValidAttachments(*doc, conf)}) {
-    if (!s.ok()) return Annotate(s, "decoding network configuration");
+  for (absl::Status s : {ParseStrings(doc, conf), ParseCapabilities(doc, conf),
+                         ParseObjectKey(doc, "runtimeConfig", conf.runtime_config),
+                         ParseObjectKey(doc, "args", conf.args),
+                         ParseObjectKey(doc, "prevResult", conf.prev_result),
+                         ParseIpam(doc, conf), ParseDns(doc, conf),
+                         ParseValidAttachments(doc, conf)}) {
+    RETURN_IF_ERROR(s, "decoding network configuration");
   }
-  conf.raw = std::move(*doc);
+  conf.raw = std::move(doc);
   return conf;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni {
 namespace {
@@ -52,10 +53,9 @@ absl::Status Malformed(absl::string_view key, absl::string_view why) {
 
 // An int-sized integer (interface index, MTU, route metrics).
 absl::StatusOr<std::optional<int>> GetSmallInt(const Json& obj, absl::string_view key) {
-  absl::StatusOr<std::optional<int64_t>> v = GetInt(obj, key);
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) return std::nullopt;
-  int64_t n = **v;
+  ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(obj, key));
+  if (!v.has_value()) return std::nullopt;
+  int64_t n = *v;
   if (n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max()) {
     return Malformed(key, absl::StrCat(n, " is out of range"));
   }
@@ -65,35 +65,30 @@ absl::StatusOr<std::optional<int>> GetSmallInt(const Json& obj, absl::string_vie
 // A CIDR string ("10.1.2.3/24"); the address keeps its host bits as upstream's
 // types.ParseCIDR does. Required: a result entry without it is meaningless.
 absl::StatusOr<net::IpPrefix> GetPrefix(const Json& obj, absl::string_view key) {
-  absl::StatusOr<std::optional<std::string>> text = GetString(obj, key);
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return Malformed(key, "missing");
-  absl::StatusOr<net::IpPrefix> prefix = net::IpPrefix::Parse(**text);
+  ASSIGN_OR_RETURN(std::optional<std::string> text, GetString(obj, key));
+  if (!text.has_value()) return Malformed(key, "missing");
+  absl::StatusOr<net::IpPrefix> prefix = net::IpPrefix::Parse(*text);
   if (!prefix.ok()) return Malformed(key, prefix.status().message());
   return *prefix;
 }
 
 absl::StatusOr<std::optional<net::IpAddress>> GetAddress(const Json& obj, absl::string_view key) {
-  absl::StatusOr<std::optional<std::string>> text = GetString(obj, key);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::optional<std::string> text, GetString(obj, key));
   // Go decodes "" into a nil net.IP, which then counts as absent.
-  if (!text->has_value() || (*text)->empty()) return std::nullopt;
-  absl::StatusOr<net::IpAddress> ip = net::IpAddress::Parse(**text);
+  if (!text.has_value() || text->empty()) return std::nullopt;
+  absl::StatusOr<net::IpAddress> ip = net::IpAddress::Parse(*text);
   if (!ip.ok()) return Malformed(key, ip.status().message());
   return *ip;
 }
 
 absl::Status GetStringInto(const Json& obj, absl::string_view key, std::string& out) {
-  absl::StatusOr<std::optional<std::string>> v = GetString(obj, key);
-  if (!v.ok()) return v.status();
-  if (v->has_value()) out = std::move(**v);
+  ASSIGN_OR_RETURN(std::optional<std::string> v, GetString(obj, key));
+  if (v.has_value()) out = std::move(*v);
   return absl::OkStatus();
 }
 
 absl::Status GetIntInto(const Json& obj, absl::string_view key, std::optional<int>& out) {
-  absl::StatusOr<std::optional<int>> v = GetSmallInt(obj, key);
-  if (!v.ok()) return v.status();
-  out = *v;
+  ASSIGN_OR_RETURN(out, GetSmallInt(obj, key));
   return absl::OkStatus();
 }
 
@@ -111,42 +106,33 @@ absl::StatusOr<Interface> ParseInterface(const Json& j) {
                          GetStringInto(j, "sandbox", intf.sandbox),
                          GetStringInto(j, "socketPath", intf.socket_path),
                          GetStringInto(j, "pciID", intf.pci_id)}) {
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return intf;
 }
 
 absl::StatusOr<IpConfig> ParseIpConfig(const Json& j) {
-  if (absl::Status s = RequireObject(j); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireObject(j));
   IpConfig ip;
   // 0.3.x/0.4.0 "version" ("4"/"6") is redundant with the address; it is
   // type-checked and otherwise re-derived from the address when printing.
-  absl::StatusOr<std::optional<std::string>> version = GetString(j, "version");
-  if (!version.ok()) return version.status();
-  if (absl::Status s = GetIntInto(j, "interface", ip.interface); !s.ok()) return s;
-  absl::StatusOr<net::IpPrefix> address = GetPrefix(j, "address");
-  if (!address.ok()) return address.status();
-  ip.address = *address;
-  absl::StatusOr<std::optional<net::IpAddress>> gateway = GetAddress(j, "gateway");
-  if (!gateway.ok()) return gateway.status();
-  ip.gateway = *gateway;
+  RETURN_IF_ERROR(GetString(j, "version"));
+  RETURN_IF_ERROR(GetIntInto(j, "interface", ip.interface));
+  ASSIGN_OR_RETURN(ip.address, GetPrefix(j, "address"));
+  ASSIGN_OR_RETURN(ip.gateway, GetAddress(j, "gateway"));
   return ip;
 }
 
 absl::StatusOr<Route> ParseRoute(const Json& j) {
-  if (absl::Status s = RequireObject(j); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireObject(j));
   Route route;
-  absl::StatusOr<net::IpPrefix> dst = GetPrefix(j, "dst");
-  if (!dst.ok()) return dst.status();
-  route.dst = *dst;
-  absl::StatusOr<std::optional<net::IpAddress>> gw = GetAddress(j, "gw");
-  if (!gw.ok()) return gw.status();
-  route.gw = *gw;
+  ASSIGN_OR_RETURN(route.dst, GetPrefix(j, "dst"));
+  ASSIGN_OR_RETURN(route.gw, GetAddress(j, "gw"));
   for (absl::Status s :
        {GetIntInto(j, "mtu", route.mtu), GetIntInto(j, "advmss", route.advmss),
         GetIntInto(j, "priority", route.priority), GetIntInto(j, "table", route.table),
         GetIntInto(j, "scope", route.scope)}) {
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return route;
 }
@@ -155,33 +141,26 @@ absl::StatusOr<Route> ParseRoute(const Json& j) {
 // the entry, e.g. `ips[1]: cannot decode "address": ...`.
 template <typename T, typename Fn>
 absl::Status ParseList(const Json& obj, absl::string_view key, Fn parse_one, std::vector<T>& out) {
-  absl::StatusOr<std::optional<Json>> list = GetArray(obj, key);
-  if (!list.ok()) return list.status();
-  if (!list->has_value()) return absl::OkStatus();
-  for (size_t i = 0; i < (*list)->size(); ++i) {
-    absl::StatusOr<T> item = parse_one((**list)[i]);
-    if (!item.ok()) return Annotate(item.status(), absl::StrCat(key, "[", i, "]"));
-    out.push_back(std::move(*item));
+  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(obj, key));
+  if (!list.has_value()) return absl::OkStatus();
+  for (size_t i = 0; i < list->size(); ++i) {
+    ASSIGN_OR_RETURN(T item, parse_one((*list)[i]), key, "[", i, "]");
+    out.push_back(std::move(item));
   }
   return absl::OkStatus();
 }
 
 absl::Status ParseDnsInto(const Json& doc, Dns& out) {
-  absl::StatusOr<std::optional<Json>> dns = GetObject(doc, "dns");
-  if (!dns.ok()) return dns.status();
-  if (!dns->has_value()) return absl::OkStatus();
-  absl::StatusOr<Dns> parsed = Dns::FromJson(**dns);
-  if (!parsed.ok()) return Annotate(parsed.status(), "dns");
-  out = std::move(*parsed);
+  ASSIGN_OR_RETURN(std::optional<Json> dns, GetObject(doc, "dns"));
+  if (!dns.has_value()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(out, Dns::FromJson(*dns), "dns");
   return absl::OkStatus();
 }
 
 // 0.3.0 and later: the lists are at the top level.
 absl::Status ParseListShape(const Json& doc, Result& result) {
-  if (absl::Status s = ParseList(doc, "interfaces", ParseInterface, result.interfaces); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ParseList(doc, "ips", ParseIpConfig, result.ips); !s.ok()) return s;
+  RETURN_IF_ERROR(ParseList(doc, "interfaces", ParseInterface, result.interfaces));
+  RETURN_IF_ERROR(ParseList(doc, "ips", ParseIpConfig, result.ips));
   return ParseList(doc, "routes", ParseRoute, result.routes);
 }
 
@@ -189,26 +168,19 @@ absl::Status ParseListShape(const Json& doc, Result& result) {
 // up-conversion (040 convertFrom02x) it becomes one IP without an interface,
 // and its routes join the result's route list.
 absl::Status ParseLegacyIp(const Json& doc, absl::string_view key, Result& result) {
-  absl::StatusOr<std::optional<Json>> obj = GetObject(doc, key);
-  if (!obj.ok()) return obj.status();
-  if (!obj->has_value()) return absl::OkStatus();
-  const Json& j = **obj;
+  ASSIGN_OR_RETURN(std::optional<Json> obj, GetObject(doc, key));
+  if (!obj.has_value()) return absl::OkStatus();
+  const Json& j = *obj;
   IpConfig ip;
-  absl::StatusOr<net::IpPrefix> address = GetPrefix(j, "ip");
-  if (!address.ok()) return Annotate(address.status(), key);
-  ip.address = *address;
-  absl::StatusOr<std::optional<net::IpAddress>> gateway = GetAddress(j, "gateway");
-  if (!gateway.ok()) return Annotate(gateway.status(), key);
-  ip.gateway = *gateway;
+  ASSIGN_OR_RETURN(ip.address, GetPrefix(j, "ip"), key);
+  ASSIGN_OR_RETURN(ip.gateway, GetAddress(j, "gateway"), key);
   result.ips.push_back(ip);
-  if (absl::Status s = ParseList(j, "routes", ParseRoute, result.routes); !s.ok()) {
-    return Annotate(s, key);
-  }
+  RETURN_IF_ERROR(ParseList(j, "routes", ParseRoute, result.routes), key);
   return absl::OkStatus();
 }
 
 absl::Status ParseLegacyShape(const Json& doc, Result& result) {
-  if (absl::Status s = ParseLegacyIp(doc, "ip4", result); !s.ok()) return s;
+  RETURN_IF_ERROR(ParseLegacyIp(doc, "ip4", result));
   return ParseLegacyIp(doc, "ip6", result);
 }
 
@@ -354,11 +326,10 @@ absl::StatusOr<Result> ParseResult(const Json& j, absl::string_view default_vers
   if (!j.is_object()) {
     return Error(ErrorCode::kDecodingFailure, "a result must be a JSON object");
   }
-  absl::StatusOr<std::optional<std::string>> own = GetString(j, "cniVersion");
-  if (!own.ok()) return Annotate(own.status(), "decoding result");
+  ASSIGN_OR_RETURN(std::optional<std::string> own, GetString(j, "cniVersion"), "decoding result");
   // An absent or empty cniVersion takes the caller's (spec: a delegated
   // plugin's result is of the configuration's version), else means 0.1.0.
-  std::string version = own->value_or("");
+  std::string version = own.value_or("");
   if (version.empty()) version = std::string(Normalize(default_version));
   if (!IsSupported(version)) return Unsupported("result version", version);
 
@@ -367,14 +338,13 @@ absl::StatusOr<Result> ParseResult(const Json& j, absl::string_view default_vers
   absl::Status s = ShapeOf(version) == Shape::kV02 ? ParseLegacyShape(j, result)
                                                   : ParseListShape(j, result);
   if (s.ok()) s = ParseDnsInto(j, result.dns);
-  if (!s.ok()) return Annotate(s, absl::StrCat("decoding ", version, " result"));
+  RETURN_IF_ERROR(s, "decoding ", version, " result");
   return result;
 }
 
 absl::StatusOr<Result> ParseResult(absl::string_view bytes, absl::string_view default_version) {
-  absl::StatusOr<Json> j = ParseJson(bytes);
-  if (!j.ok()) return Annotate(j.status(), "decoding result");
-  return ParseResult(*j, default_version);
+  ASSIGN_OR_RETURN(Json j, ParseJson(bytes), "decoding result");
+  return ParseResult(j, default_version);
 }
 
 absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view version) {
@@ -385,9 +355,8 @@ absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view versio
 }
 
 absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to_version) {
-  absl::StatusOr<Result> result = ParseResult(result_json);
-  if (!result.ok()) return result.status();
-  return ResultToJson(*result, to_version);
+  ASSIGN_OR_RETURN(Result result, ParseResult(result_json));
+  return ResultToJson(result, to_version);
 }
 
 absl::Status CheckPrintableAt(const Result& result, const NetConf& conf) {

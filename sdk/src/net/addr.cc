@@ -4,6 +4,7 @@
 #include <netlink/route/addr.h>
 
 #include "absl/strings/str_cat.h"
+#include "cni/status_macros.h"
 #include "nl_convert.h"
 
 namespace cni::net {
@@ -62,12 +63,10 @@ absl::Status DeleteAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& pre
 
 absl::StatusOr<std::vector<AddressInfo>> ListAddresses(NetlinkSocket& sock, int ifindex,
                                                        std::optional<Family> family) {
-  absl::StatusOr<NlCachePtr> cache = sock.Dump(
-      [](nl_sock* sk, nl_cache** out) { return rtnl_addr_alloc_cache(sk, out); },
-      "listing addresses");
-  if (!cache.ok()) return cache.status();
+  auto alloc = [](nl_sock* sk, nl_cache** out) { return rtnl_addr_alloc_cache(sk, out); };
+  ASSIGN_OR_RETURN(NlCachePtr cache, sock.Dump(alloc, "listing addresses"));
   std::vector<AddressInfo> out;
-  for (nl_object* o = nl_cache_get_first(cache->get()); o != nullptr; o = nl_cache_get_next(o)) {
+  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
     auto* a = reinterpret_cast<rtnl_addr*>(o);
     if (ifindex != 0 && rtnl_addr_get_ifindex(a) != ifindex) continue;
     std::optional<IpAddress> ip = FromNlAddr(rtnl_addr_get_local(a));

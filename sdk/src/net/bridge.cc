@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
@@ -68,9 +69,8 @@ uint8_t U8(nlattr* a) { return a != nullptr ? nla_get_u8(a) : 0; }
 }  // namespace
 
 absl::StatusOr<LinkInfo> BridgeByName(NetlinkSocket& sock, absl::string_view name) {
-  absl::StatusOr<LinkInfo> link = LinkByName(sock, name);
-  if (!link.ok()) return link.status();
-  if (link->kind != "bridge") {
+  ASSIGN_OR_RETURN(LinkInfo link, LinkByName(sock, name));
+  if (link.kind != "bridge") {
     return Error(ErrorCode::kInvalidNetworkConfig,
                  absl::StrCat(Quoted(name), " already exists but is not a bridge"));
   }
@@ -96,11 +96,9 @@ absl::Status PutBridgeInfo(nl_msg* msg, std::optional<bool> vlan_filtering,
 
 absl::Status CreateBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
   std::string what = absl::StrCat("creating bridge ", Quoted(spec.name));
-  absl::StatusOr<NlMsgPtr> msg =
-      LinkMsg(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, AF_UNSPEC, 0, what);
-  if (!msg.ok()) return msg.status();
-  if (nla_put_string(msg->get(), IFLA_IFNAME, spec.name.c_str()) < 0) return NoMemory(what);
-  if (spec.mtu > 0 && nla_put_u32(msg->get(), IFLA_MTU, static_cast<uint32_t>(spec.mtu)) < 0) {
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, AF_UNSPEC, 0, what));
+  if (nla_put_string(msg.get(), IFLA_IFNAME, spec.name.c_str()) < 0) return NoMemory(what);
+  if (spec.mtu > 0 && nla_put_u32(msg.get(), IFLA_MTU, static_cast<uint32_t>(spec.mtu)) < 0) {
     return NoMemory(what);
   }
   // The bridge's own address, given at creation: a MAC set by the creator is
@@ -108,13 +106,13 @@ absl::Status CreateBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
   // port MAC and changes as containers come and go (and would equal one of
   // theirs).
   MacAddress mac = MacAddress::RandomLocal();
-  if (nla_put(msg->get(), IFLA_ADDRESS, static_cast<int>(mac.bytes().size()), mac.bytes().data()) < 0) {
+  if (nla_put(msg.get(), IFLA_ADDRESS, static_cast<int>(mac.bytes().size()), mac.bytes().data()) < 0) {
     return NoMemory(what);
   }
   std::optional<bool> filtering;
   if (spec.vlan_filtering) filtering = true;
-  if (absl::Status st = PutBridgeInfo(msg->get(), filtering, what); !st.ok()) return st;
-  return sock.Transact(msg->get(), what);
+  RETURN_IF_ERROR(PutBridgeInfo(msg.get(), filtering, what));
+  return sock.Transact(msg.get(), what);
 }
 
 }  // namespace
@@ -129,159 +127,139 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
   // EEXIST: a concurrent ADD (or an earlier one) made it; use theirs, but
   // only if it really is a bridge.
   if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
-  absl::StatusOr<LinkInfo> br = BridgeByName(sock, spec.name);
-  if (!br.ok()) return br.status();
+  ASSIGN_OR_RETURN(LinkInfo br, BridgeByName(sock, spec.name));
   if (spec.vlan_filtering && !created.ok()) {
-    absl::StatusOr<bool> on = BridgeVlanFiltering(sock, br->index);
-    if (!on.ok()) return on.status();
-    if (!*on) {
-      if (absl::Status st = SetBridgeVlanFiltering(sock, *br, true); !st.ok()) return st;
-    }
+    ASSIGN_OR_RETURN(bool on, BridgeVlanFiltering(sock, br.index));
+    if (!on) RETURN_IF_ERROR(SetBridgeVlanFiltering(sock, br, true));
   }
-  if (spec.promisc && (br->flags & IFF_PROMISC) == 0) {
-    if (absl::Status st = SetLinkPromiscuous(sock, *br, true); !st.ok()) return st;
+  if (spec.promisc && (br.flags & IFF_PROMISC) == 0) {
+    RETURN_IF_ERROR(SetLinkPromiscuous(sock, br, true));
   }
-  if (!br->up()) {
-    if (absl::Status st = SetLinkUp(sock, *br); !st.ok()) return st;
-  }
-  return LinkByIndex(sock, br->index);
+  if (!br.up()) RETURN_IF_ERROR(SetLinkUp(sock, br));
+  return LinkByIndex(sock, br.index);
 }
 
 absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge, bool on) {
   std::string what = absl::StrCat("setting vlan_filtering ", on ? 1 : 0, " on ", Quoted(bridge.name));
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_NEWLINK, 0, AF_UNSPEC, bridge.index, what);
-  if (!msg.ok()) return msg.status();
-  if (absl::Status st = PutBridgeInfo(msg->get(), on, what); !st.ok()) return st;
-  return sock.Transact(msg->get(), what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_NEWLINK, 0, AF_UNSPEC, bridge.index, what));
+  RETURN_IF_ERROR(PutBridgeInfo(msg.get(), on, what));
+  return sock.Transact(msg.get(), what);
 }
 
 absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) {
   std::string what = absl::StrCat("reading vlan_filtering of link #", bridge_index);
   // A dump filtered in user space: a plain GET would need its reply and the
   // ack collected separately.
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, 0, what);
-  if (!msg.ok()) return msg.status();
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, 0, what));
   std::optional<bool> found;
-  absl::Status st = DumpWith(
-      sock, msg->get(),
-      [&](nlmsghdr* hdr) {
-        LinkAttrs a;
-        if (!ParseLink(hdr, a) || a.ifi->ifi_index != bridge_index) return;
-        found = false;
-        if (a.tb[IFLA_LINKINFO] == nullptr) return;
-        nlattr* info[IFLA_INFO_MAX + 1] = {};
-        if (nla_parse_nested(info, IFLA_INFO_MAX, a.tb[IFLA_LINKINFO], nullptr) < 0) return;
-        if (info[IFLA_INFO_DATA] == nullptr) return;
-        nlattr* data[IFLA_BR_MAX + 1] = {};
-        if (nla_parse_nested(data, IFLA_BR_MAX, info[IFLA_INFO_DATA], nullptr) < 0) return;
-        found = U8(data[IFLA_BR_VLAN_FILTERING]) != 0;
-      },
-      what);
-  if (!st.ok()) return st;
+  auto read_filtering = [&](nlmsghdr* hdr) {
+    LinkAttrs a;
+    if (!ParseLink(hdr, a) || a.ifi->ifi_index != bridge_index) return;
+    found = false;
+    if (a.tb[IFLA_LINKINFO] == nullptr) return;
+    nlattr* info[IFLA_INFO_MAX + 1] = {};
+    if (nla_parse_nested(info, IFLA_INFO_MAX, a.tb[IFLA_LINKINFO], nullptr) < 0) return;
+    if (info[IFLA_INFO_DATA] == nullptr) return;
+    nlattr* data[IFLA_BR_MAX + 1] = {};
+    if (nla_parse_nested(data, IFLA_BR_MAX, info[IFLA_INFO_DATA], nullptr) < 0) return;
+    found = U8(data[IFLA_BR_VLAN_FILTERING]) != 0;
+  };
+  RETURN_IF_ERROR(DumpWith(sock, msg.get(), read_filtering, what));
   if (!found) return KernelError(ENODEV, what);
   return *found;
 }
 
 absl::StatusOr<NlMsgPtr> BuildBridgePortFlagsRequest(int index, const BridgePortFlags& flags) {
   std::string what = absl::StrCat("setting bridge port flags on link #", index);
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_SETLINK, 0, AF_BRIDGE, index, what);
-  if (!msg.ok()) return msg.status();
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_SETLINK, 0, AF_BRIDGE, index, what));
   // The kernel reads IFLA_PROTINFO as nested only when the flag says so.
-  nlattr* proto = nla_nest_start(msg->get(), IFLA_PROTINFO | NLA_F_NESTED);
+  nlattr* proto = nla_nest_start(msg.get(), IFLA_PROTINFO | NLA_F_NESTED);
   if (proto == nullptr) return NoMemory(what);
   auto put = [&](int type, std::optional<bool> v) {
-    return !v || nla_put_u8(msg->get(), type, *v ? 1 : 0) >= 0;
+    return !v || nla_put_u8(msg.get(), type, *v ? 1 : 0) >= 0;
   };
   if (!put(IFLA_BRPORT_MODE, flags.hairpin) || !put(IFLA_BRPORT_ISOLATED, flags.isolated) ||
       !put(IFLA_BRPORT_LEARNING, flags.learning)) {
     return NoMemory(what);
   }
-  nla_nest_end(msg->get(), proto);
+  nla_nest_end(msg.get(), proto);
   return msg;
 }
 
 absl::Status SetBridgePortFlags(NetlinkSocket& sock, const LinkInfo& port,
                                 const BridgePortFlags& flags) {
   if (!flags.hairpin && !flags.isolated && !flags.learning) return absl::OkStatus();
-  absl::StatusOr<NlMsgPtr> msg = BuildBridgePortFlagsRequest(port.index, flags);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), absl::StrCat("setting bridge port flags on ", Quoted(port.name)));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildBridgePortFlagsRequest(port.index, flags));
+  return sock.Transact(msg.get(), absl::StrCat("setting bridge port flags on ", Quoted(port.name)));
 }
 
 absl::StatusOr<NlMsgPtr> BuildBridgeVlanRequest(int index, const BridgeVlan& vlan, bool add) {
   std::string what = absl::StrCat(add ? "adding" : "removing", " VLAN ", vlan.vid, " on link #", index);
-  absl::StatusOr<NlMsgPtr> msg =
-      LinkMsg(add ? RTM_SETLINK : RTM_DELLINK, 0, AF_BRIDGE, index, what);
-  if (!msg.ok()) return msg.status();
-  nlattr* spec = nla_nest_start(msg->get(), IFLA_AF_SPEC);
+  ASSIGN_OR_RETURN(NlMsgPtr msg,
+                   LinkMsg(add ? RTM_SETLINK : RTM_DELLINK, 0, AF_BRIDGE, index, what));
+  nlattr* spec = nla_nest_start(msg.get(), IFLA_AF_SPEC);
   if (spec == nullptr) return NoMemory(what);
   // The port's entry in its master's table (not "self", the bridge device).
-  if (nla_put_u16(msg->get(), IFLA_BRIDGE_FLAGS, BRIDGE_FLAGS_MASTER) < 0) return NoMemory(what);
+  if (nla_put_u16(msg.get(), IFLA_BRIDGE_FLAGS, BRIDGE_FLAGS_MASTER) < 0) return NoMemory(what);
   bridge_vlan_info info{};
   info.vid = vlan.vid;
   if (vlan.pvid) info.flags |= BRIDGE_VLAN_INFO_PVID;
   if (vlan.untagged) info.flags |= BRIDGE_VLAN_INFO_UNTAGGED;
-  if (nla_put(msg->get(), IFLA_BRIDGE_VLAN_INFO, sizeof(info), &info) < 0) return NoMemory(what);
-  nla_nest_end(msg->get(), spec);
+  if (nla_put(msg.get(), IFLA_BRIDGE_VLAN_INFO, sizeof(info), &info) < 0) return NoMemory(what);
+  nla_nest_end(msg.get(), spec);
   return msg;
 }
 
 absl::Status BridgeVlanAdd(NetlinkSocket& sock, const LinkInfo& port, const BridgeVlan& vlan) {
-  absl::StatusOr<NlMsgPtr> msg = BuildBridgeVlanRequest(port.index, vlan, true);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), absl::StrCat("adding VLAN ", vlan.vid, " to ", Quoted(port.name)));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildBridgeVlanRequest(port.index, vlan, true));
+  return sock.Transact(msg.get(), absl::StrCat("adding VLAN ", vlan.vid, " to ", Quoted(port.name)));
 }
 
 absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t vid) {
   BridgeVlan v;
   v.vid = vid;
-  absl::StatusOr<NlMsgPtr> msg = BuildBridgeVlanRequest(port.index, v, false);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), absl::StrCat("removing VLAN ", vid, " from ", Quoted(port.name)));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildBridgeVlanRequest(port.index, v, false));
+  return sock.Transact(msg.get(), absl::StrCat("removing VLAN ", vid, " from ", Quoted(port.name)));
 }
 
 absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading bridge port #", index);
-  absl::StatusOr<NlMsgPtr> msg = LinkMsg(RTM_GETLINK, 0, AF_BRIDGE, 0, what);
-  if (!msg.ok()) return msg.status();
-  if (nla_put_u32(msg->get(), IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN) < 0) return NoMemory(what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_BRIDGE, 0, what));
+  if (nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN) < 0) return NoMemory(what);
   std::optional<BridgePortInfo> found;
-  absl::Status st = DumpWith(
-      sock, msg->get(),
-      [&](nlmsghdr* hdr) {
-        LinkAttrs a;
-        if (!ParseLink(hdr, a) || a.ifi->ifi_index != index) return;
-        // The bridge itself also answers (its "self" VLANs); ports carry PROTINFO.
-        if (a.tb[IFLA_PROTINFO] == nullptr) return;
-        BridgePortInfo p;
-        p.index = index;
-        if (a.tb[IFLA_MASTER] != nullptr) p.master = static_cast<int>(nla_get_u32(a.tb[IFLA_MASTER]));
-        nlattr* port[IFLA_BRPORT_MAX + 1] = {};
-        if (nla_parse_nested(port, IFLA_BRPORT_MAX, a.tb[IFLA_PROTINFO], nullptr) == 0) {
-          p.state = U8(port[IFLA_BRPORT_STATE]);
-          p.hairpin = U8(port[IFLA_BRPORT_MODE]) != 0;
-          p.isolated = U8(port[IFLA_BRPORT_ISOLATED]) != 0;
-          p.learning = U8(port[IFLA_BRPORT_LEARNING]) != 0;
+  auto read_port = [&](nlmsghdr* hdr) {
+    LinkAttrs a;
+    if (!ParseLink(hdr, a) || a.ifi->ifi_index != index) return;
+    // The bridge itself also answers (its "self" VLANs); ports carry PROTINFO.
+    if (a.tb[IFLA_PROTINFO] == nullptr) return;
+    BridgePortInfo p;
+    p.index = index;
+    if (a.tb[IFLA_MASTER] != nullptr) p.master = static_cast<int>(nla_get_u32(a.tb[IFLA_MASTER]));
+    nlattr* port[IFLA_BRPORT_MAX + 1] = {};
+    if (nla_parse_nested(port, IFLA_BRPORT_MAX, a.tb[IFLA_PROTINFO], nullptr) == 0) {
+      p.state = U8(port[IFLA_BRPORT_STATE]);
+      p.hairpin = U8(port[IFLA_BRPORT_MODE]) != 0;
+      p.isolated = U8(port[IFLA_BRPORT_ISOLATED]) != 0;
+      p.learning = U8(port[IFLA_BRPORT_LEARNING]) != 0;
+    }
+    if (a.tb[IFLA_AF_SPEC] != nullptr) {
+      nlattr* attr = nullptr;
+      int rem = 0;
+      nla_for_each_nested(attr, a.tb[IFLA_AF_SPEC], rem) {
+        if (nla_type(attr) != IFLA_BRIDGE_VLAN_INFO || nla_len(attr) < static_cast<int>(sizeof(bridge_vlan_info))) {
+          continue;
         }
-        if (a.tb[IFLA_AF_SPEC] != nullptr) {
-          nlattr* attr = nullptr;
-          int rem = 0;
-          nla_for_each_nested(attr, a.tb[IFLA_AF_SPEC], rem) {
-            if (nla_type(attr) != IFLA_BRIDGE_VLAN_INFO || nla_len(attr) < static_cast<int>(sizeof(bridge_vlan_info))) {
-              continue;
-            }
-            const auto* info = static_cast<const bridge_vlan_info*>(nla_data(attr));
-            BridgeVlan v;
-            v.vid = info->vid;
-            v.pvid = (info->flags & BRIDGE_VLAN_INFO_PVID) != 0;
-            v.untagged = (info->flags & BRIDGE_VLAN_INFO_UNTAGGED) != 0;
-            p.vlans.push_back(v);
-          }
-        }
-        found = std::move(p);
-      },
-      what);
-  if (!st.ok()) return st;
+        const auto* info = static_cast<const bridge_vlan_info*>(nla_data(attr));
+        BridgeVlan v;
+        v.vid = info->vid;
+        v.pvid = (info->flags & BRIDGE_VLAN_INFO_PVID) != 0;
+        v.untagged = (info->flags & BRIDGE_VLAN_INFO_UNTAGGED) != 0;
+        p.vlans.push_back(v);
+      }
+    }
+    found = std::move(p);
+  };
+  RETURN_IF_ERROR(DumpWith(sock, msg.get(), read_port, what));
   if (!found) return absl::NotFoundError(absl::StrCat(what, ": not a bridge port"));
   return *std::move(found);
 }

@@ -12,6 +12,7 @@
 #include "cni/net/link.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
@@ -26,9 +27,7 @@ absl::Status PrepareIpv6(const Netns& ns, absl::string_view ifname) {
     absl::StatusOr<std::string> value = ReadSysctl(ns, key);
     // Unreadable (no IPv6 in this kernel): carry on, the address add will say.
     if (!value.ok() || *value == "0") continue;
-    if (absl::Status st = WriteSysctl(ns, key, "0"); !st.ok()) {
-      return Annotate(st, absl::StrCat("enabling IPv6 on \"", dev, "\""));
-    }
+    RETURN_IF_ERROR(WriteSysctl(ns, key, "0"), "enabling IPv6 on \"", dev, "\"");
   }
   // Missing on kernels before 4.6; nothing to do there.
   (void)WriteSysctl(ns, absl::StrCat("net/ipv6/conf/", ifname, "/keep_addr_on_down"), "1");
@@ -40,10 +39,9 @@ absl::Status WaitForDad(NetlinkSocket& sock, int ifindex, const std::vector<IpPr
                         int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    absl::StatusOr<std::vector<AddressInfo>> list = ListAddresses(sock, ifindex, Family::kV6);
-    if (!list.ok()) return list.status();
+    ASSIGN_OR_RETURN(std::vector<AddressInfo> list, ListAddresses(sock, ifindex, Family::kV6));
     bool pending = false;
-    for (const AddressInfo& a : *list) {
+    for (const AddressInfo& a : list) {
       bool ours = false;
       for (const IpPrefix& p : addrs) ours = ours || p.addr() == a.prefix.addr();
       if (!ours) continue;
@@ -64,8 +62,7 @@ absl::Status WaitForDad(NetlinkSocket& sock, int ifindex, const std::vector<IpPr
 
 absl::Status Configure(NetlinkSocket& sock, absl::string_view ifname, const Result& result,
                        const ConfigureOptions& opts) {
-  absl::StatusOr<LinkInfo> link = LinkByName(sock, ifname);
-  if (!link.ok()) return link.status();
+  ASSIGN_OR_RETURN(LinkInfo link, LinkByName(sock, ifname));
 
   std::optional<IpAddress> gw4, gw6;
   std::vector<IpPrefix> v6_addrs;
@@ -83,31 +80,30 @@ absl::Status Configure(NetlinkSocket& sock, absl::string_view ifname, const Resu
     AddressOptions aopts;
     if (!ipc.address.is_v4()) {
       if (!ipv6_ready) {
-        if (absl::Status st = PrepareIpv6(sock.netns(), ifname); !st.ok()) return st;
+        RETURN_IF_ERROR(PrepareIpv6(sock.netns(), ifname));
         ipv6_ready = true;
       }
       if (!opts.enable_dad) aopts.flags |= IFA_F_NODAD;
       v6_addrs.push_back(ipc.address);
     }
-    if (absl::Status st = AddAddress(sock, link->index, ipc.address, aopts); !st.ok()) return st;
+    RETURN_IF_ERROR(AddAddress(sock, link.index, ipc.address, aopts));
     if (ipc.gateway) {
       std::optional<IpAddress>& gw = ipc.gateway->is_v4() ? gw4 : gw6;
       if (!gw) gw = ipc.gateway;
     }
   }
 
-  if (absl::Status st = SetLinkUp(sock, *link); !st.ok()) return st;
+  RETURN_IF_ERROR(SetLinkUp(sock, link));
 
   // Only now: DAD starts when the link comes up.
   if (opts.enable_dad && !v6_addrs.empty()) {
-    absl::Status st = WaitForDad(sock, link->index, v6_addrs, opts.dad_timeout_ms);
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(WaitForDad(sock, link.index, v6_addrs, opts.dad_timeout_ms));
   }
 
   for (const Route& r : result.routes) {
     RouteSpec spec;
     spec.dst = r.dst;
-    spec.ifindex = link->index;
+    spec.ifindex = link.index;
     spec.gw = r.gw ? r.gw : (r.dst.is_v4() ? gw4 : gw6);
     spec.scope = r.scope;
     if (r.table) spec.table = *r.table;
@@ -117,7 +113,7 @@ absl::Status Configure(NetlinkSocket& sock, absl::string_view ifname, const Resu
     // Alongside, not exclusive: the container may already have a route to the
     // same destination through another network's interface (two default
     // routes when it is on two networks); upstream's request keeps both too.
-    if (absl::Status st = AddRouteAlongside(sock, spec); !st.ok()) return st;
+    RETURN_IF_ERROR(AddRouteAlongside(sock, spec));
   }
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "nl_convert.h"
 
 namespace cni::net {
@@ -99,12 +100,12 @@ absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name) {
 }
 
 absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock) {
-  absl::StatusOr<NlCachePtr> cache = sock.Dump(
-      [](nl_sock* sk, nl_cache** out) { return rtnl_link_alloc_cache(sk, AF_UNSPEC, out); },
-      "listing links");
-  if (!cache.ok()) return cache.status();
+  auto alloc = [](nl_sock* sk, nl_cache** out) {
+    return rtnl_link_alloc_cache(sk, AF_UNSPEC, out);
+  };
+  ASSIGN_OR_RETURN(NlCachePtr cache, sock.Dump(alloc, "listing links"));
   std::vector<LinkInfo> out;
-  for (nl_object* o = nl_cache_get_first(cache->get()); o != nullptr; o = nl_cache_get_next(o)) {
+  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
     out.push_back(InfoOf(reinterpret_cast<rtnl_link*>(o)));
   }
   return out;
@@ -134,20 +135,18 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
 }
 
 absl::Status CreateVeth(NetlinkSocket& sock, const VethSpec& spec) {
-  absl::StatusOr<NlMsgPtr> msg = BuildVethRequest(spec);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), VethWhat(spec));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildVethRequest(spec));
+  return sock.Transact(msg.get(), VethWhat(spec));
 }
 
 absl::StatusOr<int> VethPeerIndex(NetlinkSocket& sock, const LinkInfo& link) {
-  absl::StatusOr<LinkInfo> fresh = LinkByIndex(sock, link.index);
-  if (!fresh.ok()) return fresh.status();
-  if (fresh->kind != "veth") {
+  ASSIGN_OR_RETURN(LinkInfo fresh, LinkByIndex(sock, link.index));
+  if (fresh.kind != "veth") {
     return Error(ErrorCode::kInternal, absl::StrCat("finding the peer of ", Quoted(link.name),
-                                                    ": not a veth (kind \"", fresh->kind, "\")"));
+                                                    ": not a veth (kind \"", fresh.kind, "\")"));
   }
   // IFLA_LINK carries the peer's ifindex, in whichever namespace the peer is.
-  return fresh->link;
+  return fresh.link;
 }
 
 absl::Status SetLinkUp(NetlinkSocket& sock, const LinkInfo& link) {
@@ -220,7 +219,7 @@ absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link) {
 absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name) {
   absl::StatusOr<LinkInfo> link = LinkByName(sock, name);
   if (absl::IsNotFound(link.status())) return absl::OkStatus();
-  if (!link.ok()) return link.status();
+  RETURN_IF_ERROR(link.status());
   absl::Status st = DeleteLink(sock, *link);
   // Someone else (the peer's namespace going away) may have deleted it first.
   if (absl::IsNotFound(st)) return absl::OkStatus();
@@ -230,10 +229,9 @@ absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view nam
 absl::Status DeleteLinkInNetns(absl::string_view netns_path, absl::string_view name) {
   absl::StatusOr<Netns> netns = Netns::Open(netns_path);
   if (absl::IsNotFound(netns.status())) return absl::OkStatus();
-  if (!netns.ok()) return netns.status();
-  absl::StatusOr<NetlinkSocket> sock = NetlinkSocket::OpenIn(*netns);
-  if (!sock.ok()) return sock.status();
-  return DeleteLinkByNameIfExists(*sock, name);
+  RETURN_IF_ERROR(netns.status());
+  ASSIGN_OR_RETURN(NetlinkSocket sock, NetlinkSocket::OpenIn(*netns));
+  return DeleteLinkByNameIfExists(sock, name);
 }
 
 // ---- Attributes the tuning plugin changes ----
@@ -283,11 +281,11 @@ absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
   int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
   NlMsgPtr msg(raw);
   if (rc < 0) return NlError(rc, what);
-  if (absl::Status st = sock.Transact(msg.get(), what); !st.ok() || spec.alias.empty()) return st;
+  RETURN_IF_ERROR(sock.Transact(msg.get(), what));
+  if (spec.alias.empty()) return absl::OkStatus();
   // The kernel ignores IFLA_IFALIAS when creating a link: set it afterwards.
-  absl::StatusOr<LinkInfo> created = LinkByName(sock, spec.name);
-  if (!created.ok()) return created.status();
-  return SetLinkAlias(sock, *created, spec.alias);
+  ASSIGN_OR_RETURN(LinkInfo created, LinkByName(sock, spec.name));
+  return SetLinkAlias(sock, created, spec.alias);
 }
 
 }  // namespace cni::net

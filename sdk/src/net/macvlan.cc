@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/status_macros.h"
 #include "nl_convert.h"
 
 namespace cni::net {
@@ -58,9 +59,8 @@ absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec) {
 }
 
 absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {
-  absl::StatusOr<NlMsgPtr> msg = BuildMacvlanRequest(spec);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), What(spec));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildMacvlanRequest(spec));
+  return sock.Transact(msg.get(), What(spec));
 }
 
 absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index) {

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "cni/status_macros.h"
 #include "nl_convert.h"
 
 namespace cni::net {
@@ -77,25 +78,24 @@ std::string What(const RouteSpec& r, RouteOp op) {
 
 absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
   std::string what = What(r, op);
-  absl::StatusOr<RtnlRoutePtr> route = Build(r, op, what);
-  if (!route.ok()) return route.status();
+  ASSIGN_OR_RETURN(RtnlRoutePtr route, Build(r, op, what));
   nl_msg* raw = nullptr;
   int rc = 0;
   switch (op) {
     case RouteOp::kAdd:
-      rc = rtnl_route_build_add_request(route->get(), NLM_F_EXCL, &raw);
+      rc = rtnl_route_build_add_request(route.get(), NLM_F_EXCL, &raw);
       break;
     case RouteOp::kAddAlongside:
       // Neither EXCL nor REPLACE: the kernel adds the route next to any other
       // one to the same destination and refuses only an identical route
       // (`ip route prepend`). libnl adds NLM_F_CREATE itself.
-      rc = rtnl_route_build_add_request(route->get(), 0, &raw);
+      rc = rtnl_route_build_add_request(route.get(), 0, &raw);
       break;
     case RouteOp::kReplace:
-      rc = rtnl_route_build_add_request(route->get(), NLM_F_REPLACE, &raw);
+      rc = rtnl_route_build_add_request(route.get(), NLM_F_REPLACE, &raw);
       break;
     case RouteOp::kDelete:
-      rc = rtnl_route_build_del_request(route->get(), 0, &raw);
+      rc = rtnl_route_build_del_request(route.get(), 0, &raw);
       break;
   }
   NlMsgPtr msg(raw);
@@ -104,9 +104,8 @@ absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
 }
 
 absl::Status Send(NetlinkSocket& sock, const RouteSpec& r, RouteOp op) {
-  absl::StatusOr<NlMsgPtr> msg = BuildRequest(r, op);
-  if (!msg.ok()) return msg.status();
-  return sock.Transact(msg->get(), What(r, op));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildRequest(r, op));
+  return sock.Transact(msg.get(), What(r, op));
 }
 
 RouteSpec SpecOf(rtnl_route* route) {
@@ -196,12 +195,12 @@ absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op) {
 
 absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const RouteFilter& filter) {
   int family = filter.family ? AfOf(*filter.family) : AF_UNSPEC;
-  absl::StatusOr<NlCachePtr> cache = sock.Dump(
-      [family](nl_sock* sk, nl_cache** out) { return rtnl_route_alloc_cache(sk, family, 0, out); },
-      "listing routes");
-  if (!cache.ok()) return cache.status();
+  auto alloc = [family](nl_sock* sk, nl_cache** out) {
+    return rtnl_route_alloc_cache(sk, family, 0, out);
+  };
+  ASSIGN_OR_RETURN(NlCachePtr cache, sock.Dump(alloc, "listing routes"));
   std::vector<RouteSpec> out;
-  for (nl_object* o = nl_cache_get_first(cache->get()); o != nullptr; o = nl_cache_get_next(o)) {
+  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
     auto* route = reinterpret_cast<rtnl_route*>(o);
     int f = rtnl_route_get_family(route);
     if (f != AF_INET && f != AF_INET6) continue;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "cni/error.h"
 #include "cni/fs.h"
+#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
@@ -69,27 +70,23 @@ absl::Status WritePath(const std::string& path, absl::string_view key, absl::str
 }  // namespace
 
 absl::StatusOr<std::string> ReadSysctlHere(absl::string_view key) {
-  absl::StatusOr<std::string> path = PathOf(key);
-  if (!path.ok()) return path.status();
-  return ReadPath(*path, key);
+  ASSIGN_OR_RETURN(std::string path, PathOf(key));
+  return ReadPath(path, key);
 }
 
 absl::Status WriteSysctlHere(absl::string_view key, absl::string_view value) {
-  absl::StatusOr<std::string> path = PathOf(key);
-  if (!path.ok()) return path.status();
-  return WritePath(*path, key, value);
+  ASSIGN_OR_RETURN(std::string path, PathOf(key));
+  return WritePath(path, key, value);
 }
 
 absl::StatusOr<std::string> ReadSysctl(const Netns& ns, absl::string_view key) {
-  absl::StatusOr<std::string> path = PathOf(key);
-  if (!path.ok()) return path.status();
-  return ns.RunFor<std::string>([&] { return ReadPath(*path, key); });
+  ASSIGN_OR_RETURN(std::string path, PathOf(key));
+  return ns.RunFor<std::string>([&] { return ReadPath(path, key); });
 }
 
 absl::Status WriteSysctl(const Netns& ns, absl::string_view key, absl::string_view value) {
-  absl::StatusOr<std::string> path = PathOf(key);
-  if (!path.ok()) return path.status();
-  return ns.Run([&] { return WritePath(*path, key, value); });
+  ASSIGN_OR_RETURN(std::string path, PathOf(key));
+  return ns.Run([&] { return WritePath(path, key, value); });
 }
 
 }  // namespace cni::net

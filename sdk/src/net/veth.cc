@@ -43,15 +43,14 @@ absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& csock, NetlinkSocket& hsock, a
   const Netns& host = hsock.netns();
 
   auto ifname_taken = [&]() -> absl::Status {
-    absl::StatusOr<bool> exists = LinkExists(csock, ifname);
-    if (!exists.ok()) return exists.status();
-    if (*exists) {
+    ASSIGN_OR_RETURN(bool exists, LinkExists(csock, ifname));
+    if (exists) {
       return absl::AlreadyExistsError(
           absl::StrCat("container veth name \"", ifname, "\" already exists"));
     }
     return absl::OkStatus();
   };
-  if (absl::Status st = ifname_taken(); !st.ok()) return st;
+  RETURN_IF_ERROR(ifname_taken());
 
   std::string host_name;
   absl::Status created;
@@ -67,30 +66,28 @@ absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& csock, NetlinkSocket& hsock, a
     if (!absl::IsAlreadyExists(created)) break;
     // EEXIST does not say which name was taken: if it was ifname (a racing
     // ADD), a new host name will not help.
-    if (absl::Status st = ifname_taken(); !st.ok()) return st;
+    RETURN_IF_ERROR(ifname_taken());
   }
-  if (!created.ok()) return created;
+  RETURN_IF_ERROR(created);
 
   // From here on a failure must not leave the pair behind; deleting the
   // container end takes the host end with it.
   absl::Cleanup undo = [&] { (void)DeleteLinkByNameIfExists(csock, ifname); };
 
-  absl::StatusOr<LinkInfo> cont = LinkByName(csock, ifname);
-  if (!cont.ok()) return cont.status();
-  if (absl::Status st = SetLinkUp(csock, *cont); !st.ok()) return st;
-  absl::StatusOr<LinkInfo> hostl = LinkByName(hsock, host_name);
-  if (!hostl.ok()) return hostl.status();
-  if (absl::Status st = SetLinkUp(hsock, *hostl); !st.ok()) return st;
+  ASSIGN_OR_RETURN(LinkInfo cont, LinkByName(csock, ifname));
+  RETURN_IF_ERROR(SetLinkUp(csock, cont));
+  ASSIGN_OR_RETURN(LinkInfo hostl, LinkByName(hsock, host_name));
+  RETURN_IF_ERROR(SetLinkUp(hsock, hostl));
 
   std::move(undo).Cancel();
   VethPair pair;
-  pair.host.name = hostl->name;
-  pair.host.mac = hostl->mac.ToString();
-  pair.host_index = hostl->index;
-  pair.container.name = cont->name;
-  pair.container.mac = cont->mac.ToString();
+  pair.host.name = hostl.name;
+  pair.host.mac = hostl.mac.ToString();
+  pair.host_index = hostl.index;
+  pair.container.name = cont.name;
+  pair.container.mac = cont.mac.ToString();
   pair.container.sandbox = container.path();
-  pair.container_index = cont->index;
+  pair.container_index = cont.index;
   return pair;
 }
 

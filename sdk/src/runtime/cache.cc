@@ -77,15 +77,14 @@ std::string EncodeCacheEntry(const CacheEntry& e) {
 }
 
 absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
-  absl::StatusOr<Json> doc = ParseJson(bytes);
-  if (!doc.ok()) return doc.status();
+  ASSIGN_OR_RETURN(Json doc, ParseJson(bytes));
   auto bad = [](absl::string_view what) {
     return Error(ErrorCode::kDecodingFailure, absl::StrCat("cache entry: ", what));
   };
-  if (!doc->is_object()) return bad("not an object");
+  if (!doc.is_object()) return bad("not an object");
   auto str = [&](const char* key, std::string& out) -> bool {
-    auto it = doc->find(key);
-    if (it == doc->end() || it->is_null()) return true;
+    auto it = doc.find(key);
+    if (it == doc.end() || it->is_null()) return true;
     if (!it->is_string()) return false;
     out = it->get<std::string>();
     return true;
@@ -98,7 +97,7 @@ absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
   }
   if (kind != kCacheKindV1) return bad(absl::StrCat("wrong kind \"", kind, "\""));
   if (!absl::Base64Unescape(config_b64, &e.config)) return bad("config is not base64");
-  if (auto it = doc->find("cniArgs"); it != doc->end() && !it->is_null()) {
+  if (auto it = doc.find("cniArgs"); it != doc.end() && !it->is_null()) {
     if (!it->is_array()) return bad("cniArgs is not a list");
     for (const Json& pair : *it) {
       if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string()) {
@@ -107,11 +106,11 @@ absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
       e.cni_args.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
     }
   }
-  if (auto it = doc->find("capabilityArgs"); it != doc->end() && !it->is_null()) {
+  if (auto it = doc.find("capabilityArgs"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return bad("capabilityArgs is not an object");
     e.capability_args = *it;
   }
-  if (auto it = doc->find("result"); it != doc->end() && !it->is_null()) {
+  if (auto it = doc.find("result"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return bad("result is not an object");
     e.result = *it;
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/runtime/cache.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 namespace cni::runtime {
@@ -55,11 +56,9 @@ absl::StatusOr<std::string> PickVersion(const Json& doc) {
   };
   for (const Json& v : *list) {
     if (!v.is_string()) return Invalid("invalid type for a cniVersions entry");
-    if (absl::Status s = consider(v.get<std::string>(), "cniVersions entry"); !s.ok()) return s;
+    RETURN_IF_ERROR(consider(v.get<std::string>(), "cniVersions entry"));
   }
-  if (!version.empty()) {
-    if (absl::Status s = consider(version, "cniVersion"); !s.ok()) return s;
-  }
+  if (!version.empty()) RETURN_IF_ERROR(consider(version, "cniVersion"));
   if (candidates.empty()) return version;
   return *std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
     return CompareVersions(a, b) < 0;
@@ -105,15 +104,11 @@ absl::StatusOr<NetworkConfigList> ConfListFromBytes(absl::string_view bytes) {
   if (name == doc.end()) return Invalid("no name");
   if (!name->is_string()) return Invalid("invalid name type");
   list.name = name->get<std::string>();
-  absl::StatusOr<std::string> version = PickVersion(doc);
-  if (!version.ok()) return version.status();
-  list.cni_version = *version;
+  ASSIGN_OR_RETURN(list.cni_version, PickVersion(doc));
   for (auto [key, field] : {std::pair{"disableCheck", &list.disable_check},
                             std::pair{"disableGC", &list.disable_gc},
                             std::pair{"loadOnlyInlinedPlugins", &list.load_only_inlined_plugins}}) {
-    absl::StatusOr<bool> b = ReadBool(doc, key);
-    if (!b.ok()) return b.status();
-    *field = *b;
+    ASSIGN_OR_RETURN(*field, ReadBool(doc, key));
   }
   auto plugins = doc.find("plugins");
   if (plugins == doc.end()) {
@@ -123,9 +118,8 @@ absl::StatusOr<NetworkConfigList> ConfListFromBytes(absl::string_view bytes) {
   if (!plugins->is_array()) return Invalid("invalid 'plugins' type");
   if (plugins->empty()) return Invalid("no plugins in list");
   for (size_t i = 0; i < plugins->size(); ++i) {
-    absl::StatusOr<PluginConfig> p = PluginFromJson((*plugins)[i]);
-    if (!p.ok()) return Annotate(p.status(), absl::StrCat("failed to parse plugin config ", i));
-    list.plugins.push_back(*std::move(p));
+    ASSIGN_OR_RETURN(PluginConfig p, PluginFromJson((*plugins)[i]), "failed to parse plugin config ", i);
+    list.plugins.push_back(std::move(p));
   }
   return list;
 }
@@ -135,7 +129,7 @@ absl::StatusOr<NetworkConfigList> ConfListFromConf(absl::string_view bytes) {
   if (!parsed.ok() || !parsed->is_object()) {
     return Error(ErrorCode::kDecodingFailure, "error parsing configuration: not a JSON object");
   }
-  if (absl::StatusOr<PluginConfig> p = PluginFromJson(*parsed); !p.ok()) return p.status();
+  RETURN_IF_ERROR(PluginFromJson(*parsed));
   // libcni marshals a Go map here: keys sorted, name/cniVersion as strings
   // (empty when absent). GoMarshal gives the same bytes for the cache.
   auto str = [&](const char* key) {
@@ -165,49 +159,39 @@ absl::StatusOr<std::vector<std::string>> ConfFiles(absl::string_view dir,
 }
 
 absl::StatusOr<NetworkConfigList> LoadNetworkConf(absl::string_view dir, absl::string_view name) {
-  absl::StatusOr<std::vector<std::string>> lists = ConfFiles(dir, {".conflist"});
-  if (!lists.ok()) return lists.status();
-  for (const std::string& file : *lists) {
-    absl::StatusOr<std::string> bytes = ReadFile(file);
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<NetworkConfigList> list = ConfListFromBytes(*bytes);
-    if (!list.ok()) return Annotate(list.status(), file);
-    if (list->name != name) continue;
-    if (!list->load_only_inlined_plugins) {
+  ASSIGN_OR_RETURN(std::vector<std::string> lists, ConfFiles(dir, {".conflist"}));
+  for (const std::string& file : lists) {
+    ASSIGN_OR_RETURN(std::string bytes, ReadFile(file));
+    ASSIGN_OR_RETURN(NetworkConfigList list, ConfListFromBytes(bytes), file);
+    if (list.name != name) continue;
+    if (!list.load_only_inlined_plugins) {
       // libcni 1.3: plugin files in <dir>/<network name>/*.conf are appended.
-      std::string sub = (fs::path(file).parent_path() / list->name).string();
-      absl::StatusOr<std::vector<std::string>> extra = ConfFiles(sub, {".conf"});
-      if (!extra.ok()) return extra.status();
-      for (const std::string& pf : *extra) {
-        absl::StatusOr<std::string> pb = ReadFile(pf);
-        if (!pb.ok()) return pb.status();
-        absl::StatusOr<Json> pj = ParseJson(*pb);
-        if (!pj.ok()) return Annotate(pj.status(), pf);
-        absl::StatusOr<PluginConfig> p = PluginFromJson(*pj);
-        if (!p.ok()) return Annotate(p.status(), pf);
-        list->plugins.push_back(*std::move(p));
+      std::string sub = (fs::path(file).parent_path() / list.name).string();
+      ASSIGN_OR_RETURN(std::vector<std::string> extra, ConfFiles(sub, {".conf"}));
+      for (const std::string& pf : extra) {
+        ASSIGN_OR_RETURN(std::string pb, ReadFile(pf));
+        ASSIGN_OR_RETURN(Json pj, ParseJson(pb), pf);
+        ASSIGN_OR_RETURN(PluginConfig p, PluginFromJson(pj), pf);
+        list.plugins.push_back(std::move(p));
       }
     }
-    if (list->plugins.empty()) return Error(ErrorCode::kInvalidNetworkConfig, "no plugin configs found");
+    if (list.plugins.empty()) return Error(ErrorCode::kInvalidNetworkConfig, "no plugin configs found");
     return list;
   }
   // Deprecated single-plugin files, upconverted to a one-plugin list.
-  absl::StatusOr<std::vector<std::string>> confs = ConfFiles(dir, {".conf", ".json"});
-  if (!confs.ok()) return confs.status();
-  if (confs->empty() && lists->empty()) {
+  ASSIGN_OR_RETURN(std::vector<std::string> confs, ConfFiles(dir, {".conf", ".json"}));
+  if (confs.empty() && lists.empty()) {
     return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("no net configurations found in ", dir));
   }
-  for (const std::string& file : *confs) {
-    absl::StatusOr<std::string> bytes = ReadFile(file);
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<Json> doc = ParseJson(*bytes);
-    if (!doc.ok()) return Annotate(doc.status(), file);
-    auto n = doc->is_object() ? doc->find("name") : doc->end();
-    if (n == doc->end() || !n->is_string() || n->get<std::string>() != name) {
-      if (absl::StatusOr<PluginConfig> p = PluginFromJson(*doc); !p.ok()) return Annotate(p.status(), file);
+  for (const std::string& file : confs) {
+    ASSIGN_OR_RETURN(std::string bytes, ReadFile(file));
+    ASSIGN_OR_RETURN(Json doc, ParseJson(bytes), file);
+    auto n = doc.is_object() ? doc.find("name") : doc.end();
+    if (n == doc.end() || !n->is_string() || n->get<std::string>() != name) {
+      RETURN_IF_ERROR(PluginFromJson(doc), file);
       continue;
     }
-    return ConfListFromConf(*bytes);
+    return ConfListFromConf(bytes);
   }
   return Error(ErrorCode::kInvalidNetworkConfig,
                absl::StrCat("no net configuration with name \"", name, "\" in ", dir));

@@ -17,6 +17,7 @@
 #include "cni/fs.h"
 #include "cni/invoke.h"
 #include "cni/skel.h"
+#include "cni/status_macros.h"
 #include "cni/version.h"
 
 extern char** environ;
@@ -68,8 +69,7 @@ Runtime::Runtime(Options options) : options_(std::move(options)) {}
 
 absl::StatusOr<std::string> Runtime::Exec(absl::string_view verb, const PluginConfig& plugin,
                                           const Json& conf, const RuntimeConf& rt) const {
-  absl::StatusOr<std::string> path = FindPlugin(plugin.type, options_.plugin_dirs);
-  if (!path.ok()) return path.status();
+  ASSIGN_OR_RETURN(std::string path, FindPlugin(plugin.type, options_.plugin_dirs));
   std::vector<std::string> env;
   if (options_.base_env.has_value()) {
     env = *options_.base_env;
@@ -87,26 +87,23 @@ absl::StatusOr<std::string> Runtime::Exec(absl::string_view verb, const PluginCo
 
   // invoke's ExecPlugin: ETXTBSY retried briefly, the plugin's error document
   // (code, msg, details) kept, a run past the timeout killed.
-  absl::StatusOr<ExecOutput> out = ExecPlugin(*path, env, Dump(conf), options_.timeout);
-  if (!out.ok()) return out.status();
-  return std::move(out->stdout_data);
+  ASSIGN_OR_RETURN(ExecOutput out, ExecPlugin(path, env, Dump(conf), options_.timeout));
+  return std::move(out.stdout_data);
 }
 
 absl::StatusOr<Json> Runtime::AddNetworkList(const NetworkConfigList& list, const RuntimeConf& rt) {
-  if (absl::Status s = ValidateAttachment(list.name, rt); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateAttachment(list.name, rt));
   std::string version = VersionOr010(list.cni_version);
   Json result;  // null: the first plugin gets no prevResult
   for (const PluginConfig& plugin : list.plugins) {
     std::string context = absl::StrCat("plugin ", Describe(plugin), " failed (add)");
     Json conf = BuildExecConfig(list.name, list.cni_version, plugin, &result, &rt);
-    absl::StatusOr<std::string> out = Exec("ADD", plugin, conf, rt);
-    if (!out.ok()) return Annotate(out.status(), context);
+    ASSIGN_OR_RETURN(std::string out, Exec("ADD", plugin, conf, rt), context);
     // Validate the result; pass it on as printed (the next plugin and the
     // cache see what the plugin said), with libcni's fix-up: a result without
     // cniVersion is of the configuration's version.
-    absl::StatusOr<Result> parsed = ParseResult(absl::string_view(*out), version);
-    if (!parsed.ok()) return Annotate(parsed.status(), context);
-    absl::StatusOr<Json> raw = ParseJson(*out);
+    RETURN_IF_ERROR(ParseResult(absl::string_view(out), version), context);
+    absl::StatusOr<Json> raw = ParseJson(out);
     if (!raw.ok() || !raw->is_object()) return Annotate(Error(ErrorCode::kDecodingFailure, "result is not an object"), context);
     if (auto v = raw->find("cniVersion"); v == raw->end() || !v->is_string() || v->get<std::string>().empty()) {
       (*raw)["cniVersion"] = version;
@@ -115,26 +112,23 @@ absl::StatusOr<Json> Runtime::AddNetworkList(const NetworkConfigList& list, cons
   }
   CacheEntry entry{rt.container_id, list.bytes, rt.ifname, list.name, rt.netns, rt.args,
                    rt.capability_args, result};
-  if (absl::Status s = WriteCacheEntry(options_.cache_dir, entry); !s.ok()) {
-    return Annotate(s, absl::StrCat("failed to set network \"", list.name, "\" cached result"));
-  }
+  RETURN_IF_ERROR(WriteCacheEntry(options_.cache_dir, entry),
+                  "failed to set network \"", list.name, "\" cached result");
   return result;
 }
 
 absl::StatusOr<std::optional<Json>> Runtime::GetCachedResult(const NetworkConfigList& list,
                                                              const RuntimeConf& rt) const {
-  absl::StatusOr<std::string> path = CacheFilePath(options_.cache_dir, list.name, rt.container_id, rt.ifname);
-  if (!path.ok()) return path.status();
-  absl::StatusOr<std::string> bytes = ReadWholeFile(*path);
+  ASSIGN_OR_RETURN(std::string path,
+                   CacheFilePath(options_.cache_dir, list.name, rt.container_id, rt.ifname));
+  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
   if (!bytes.ok()) return std::optional<Json>();  // no cached result (libcni ignores read errors)
   Json result;
   if (absl::StatusOr<CacheEntry> entry = DecodeCacheEntry(*bytes); entry.ok()) {
     result = entry->result;
   } else {
     // libcni's legacy cache: the file is the bare result.
-    absl::StatusOr<Json> legacy = ParseJson(*bytes);
-    if (!legacy.ok()) return Annotate(legacy.status(), absl::StrCat("cached result ", *path));
-    result = *std::move(legacy);
+    ASSIGN_OR_RETURN(result, ParseJson(*bytes), "cached result ", path);
   }
   if (result.is_null()) return std::optional<Json>();
   // Plugins get prevResult at the configuration's version (the two differ
@@ -143,17 +137,12 @@ absl::StatusOr<std::optional<Json>> Runtime::GetCachedResult(const NetworkConfig
   std::string cached_version = "0.1.0";
   if (auto v = result.find("cniVersion"); v != result.end() && v->is_string()) cached_version = v->get<std::string>();
   if (cached_version == version) {
-    if (absl::StatusOr<Result> ok = ParseResult(result); !ok.ok()) {
-      return Annotate(ok.status(), absl::StrCat("cached result ", *path));
-    }
+    RETURN_IF_ERROR(ParseResult(result), "cached result ", path);
     return std::optional<Json>(std::move(result));
   }
-  absl::StatusOr<Json> converted = ConvertResult(result, version);
-  if (!converted.ok()) {
-    return Annotate(converted.status(),
-                    absl::StrCat("failed to convert cached result to config version \"", version, "\""));
-  }
-  return std::optional<Json>(*std::move(converted));
+  ASSIGN_OR_RETURN(Json converted, ConvertResult(result, version),
+                   "failed to convert cached result to config version \"", version, "\"");
+  return std::optional<Json>(std::move(converted));
 }
 
 absl::Status Runtime::CheckNetworkList(const NetworkConfigList& list, const RuntimeConf& rt) {
@@ -162,16 +151,12 @@ absl::Status Runtime::CheckNetworkList(const NetworkConfigList& list, const Runt
                  absl::StrCat("configuration version \"", list.cni_version, "\" does not support the CHECK command"));
   }
   if (list.disable_check) return absl::OkStatus();
-  absl::StatusOr<std::optional<Json>> cached = GetCachedResult(list, rt);
-  if (!cached.ok()) {
-    return Annotate(cached.status(), absl::StrCat("failed to get network \"", list.name, "\" cached result"));
-  }
-  Json prev = cached->value_or(Json());
+  ASSIGN_OR_RETURN(std::optional<Json> cached, GetCachedResult(list, rt),
+                   "failed to get network \"", list.name, "\" cached result");
+  Json prev = cached.value_or(Json());
   for (const PluginConfig& plugin : list.plugins) {
     Json conf = BuildExecConfig(list.name, list.cni_version, plugin, &prev, &rt);
-    if (absl::StatusOr<std::string> out = Exec("CHECK", plugin, conf, rt); !out.ok()) {
-      return Annotate(out.status(), absl::StrCat("plugin ", Describe(plugin), " failed (check)"));
-    }
+    RETURN_IF_ERROR(Exec("CHECK", plugin, conf, rt), "plugin ", Describe(plugin), " failed (check)");
   }
   return absl::OkStatus();
 }
@@ -198,9 +183,7 @@ absl::Status Runtime::DelNetworkList(const NetworkConfigList& list, const Runtim
   }
   for (auto it = list.plugins.rbegin(); it != list.plugins.rend(); ++it) {
     Json conf = BuildExecConfig(list.name, list.cni_version, *it, &prev, &rt);
-    if (absl::StatusOr<std::string> out = Exec("DEL", *it, conf, rt); !out.ok()) {
-      return Annotate(out.status(), absl::StrCat("plugin ", Describe(*it), " failed (delete)"));
-    }
+    RETURN_IF_ERROR(Exec("DEL", *it, conf, rt), "plugin ", Describe(*it), " failed (delete)");
   }
   return RemoveCache(list.name, rt);
 }
@@ -276,9 +259,7 @@ absl::Status Runtime::StatusNetworkList(const NetworkConfigList& list) {
   for (const PluginConfig& plugin : list.plugins) {
     Json conf = BuildExecConfig(list.name, list.cni_version, plugin, nullptr, nullptr);
     // The first error as it is: its code (50/51) is the answer.
-    if (absl::StatusOr<std::string> out = Exec("STATUS", plugin, conf, RuntimeConf{}); !out.ok()) {
-      return out.status();
-    }
+    RETURN_IF_ERROR(Exec("STATUS", plugin, conf, RuntimeConf{}));
   }
   return absl::OkStatus();
 }
