@@ -36,7 +36,7 @@ std::vector<Key> JsonRules(cni::test::Nft& nft, const std::string& family, const
   return keys;
 }
 
-std::vector<Key> DumpedRules(cni::test::Nft& nft, const std::string& family, const std::string& table) {
+std::vector<Key> DumpedRules(const std::string& family, const std::string& table) {
   absl::StatusOr<NftFamily> fam = cni::fw::ParseNftFamily(family);
   REQUIRE(fam.ok());
   absl::StatusOr<std::vector<cni::fw::NftRule>> rules =
@@ -80,11 +80,11 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
   for (const auto& [family, table] : std::vector<std::pair<std::string, std::string>>{
            {"ip", "t1"}, {"ip", "t2"}, {"ip6", "t1"}}) {
     INFO(family << " " << table);
-    std::vector<Key> dumped = DumpedRules(*nft, family, table);
+    std::vector<Key> dumped = DumpedRules(family, table);
     CHECK_FALSE(dumped.empty());
     CHECK(dumped == JsonRules(*nft, family, table));
   }
-  std::vector<Key> t1 = DumpedRules(*nft, "ip", "t1");
+  std::vector<Key> t1 = DumpedRules("ip", "t1");
   REQUIRE(t1.size() == 4);
   CHECK(std::get<3>(t1[0]) == "ctr-1");
   CHECK(std::get<3>(t1[1]).empty());
@@ -108,7 +108,7 @@ TEST_CASE("nft: ListRules and ListChains match libnftables' own listing", "[netn
   CHECK_FALSE(cni::fw::ParseNftFamily("nosuchfamily").ok());
 
   REQUIRE(nft->Run("delete table ip t1\ndelete table ip t2\ndelete table ip6 t1\n").ok());
-  CHECK(DumpedRules(*nft, "ip", "t1").empty());
+  CHECK(DumpedRules("ip", "t1").empty());
 }
 
 // With iptables-nft (this machine's) the answer comes from a netlink dump:
