@@ -46,14 +46,7 @@ RunResult AddWith(const std::string& type, const std::string& plugin_dir, const 
 
 // host-local itself, given the same configuration.
 RunResult IpamAlone(const std::string& ipam_dir, const std::string& conf, const std::string& netns) {
-  PluginCall call;
-  call.command = "ADD";
-  call.container_id = "ctr1";
-  call.netns = netns;
-  call.ifname = "eth0";
-  call.path = ipam_dir;
-  call.config = conf;
-  return RunPlugin("host-local", call, ipam_dir);
+  return AddWith("host-local", ipam_dir, ipam_dir, conf, netns);
 }
 
 }  // namespace
