@@ -519,6 +519,8 @@ static absl::Status Gc(const std::string& network, const std::vector<std::string
     if (b.empty()) continue;
     if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) errors.emplace_back(st.message());
   }
+  // A killed ADD's temporary record of a container that is gone.
+  records.RemoveTemporariesBut(valid_ids);
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("garbage-collecting iptables port mappings: ",
                                                   absl::StrJoin(errors, "; ")));
