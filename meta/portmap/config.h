@@ -11,6 +11,7 @@
 #include "cni/fw/backend.h"
 #include "cni/fw/protocols.h"
 #include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni::portmap {
@@ -37,13 +38,33 @@ struct Config {
   // CNI_IFNAME, or any address not pinned to a host interface).
   std::optional<net::IpPrefix> cont_v4;
   std::optional<net::IpPrefix> cont_v6;
+
+  // ADD and CHECK: every key and the mappings (runtimeConfig), the container's
+  // addresses from prevResult (the interface named args.ifname). Failures are
+  // "failed to parse config: ...": wrong JSON types code 6; bad values (ports
+  // outside 1-65535, unknown protocol, hostIP not an address, markMasqBit
+  // outside 0-31 or together with externalSetMarkChain, conditions that could
+  // inject commands, unknown backend) code 7.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
 };
 
-// Wrong JSON types: code 6. Bad values (ports outside 1-65535, unknown
-// protocol, hostIP not an address, markMasqBit outside 0-31 or together with
-// externalSetMarkChain, conditions that could inject commands, unknown
-// backend): code 7.
-absl::StatusOr<Config> ParseConfig(const NetConf& conf, absl::string_view ifname);
+// What DEL and GC need, read leniently: a teardown must work for every
+// configuration whose rules exist, also one our ADD would refuse (upstream's
+// portmap set it up, or a value only ADD uses went bad since). Only wrong
+// JSON types fail (code 6, as upstream's decoder); values are not judged.
+struct TeardownConfig {
+  std::string name;           // the network: the iptables chain names hash it
+  bool has_mappings = false;  // none: DEL has nothing to do
+  std::vector<int> udp_host_ports;  // their conntrack entries are flushed
+  // The configured backend is nftables: the iptables rules are most likely
+  // absent, so iptables probes for the container's chain before reading
+  // the whole table.
+  bool nftables_configured = false;
+
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+  // The teardown of what `c` set up (a failed ADD undoes itself with DEL).
+  static TeardownConfig Of(const Config& c);
+};
 
 // Mappings whose hostIP (if any) is of the family of `container`: the ones
 // that get rules for that address.

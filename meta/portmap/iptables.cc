@@ -225,9 +225,8 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
   // missing (the node's first mapping) are made with iptables-restore.
   const bool over_netlink = t.has_value() && !d.entry_rules.empty();
   if (!t.has_value()) {
-    absl::StatusOr<fw::IptTable> snapshot = fw::IptablesSave(v6, "nat");
-    if (!snapshot.ok()) return snapshot.status();
-    t = FromSnapshot(*snapshot, d.chain);
+    ASSIGN_OR_RETURN(fw::IptTable snapshot, fw::IptablesSave(v6, "nat"));
+    t = FromSnapshot(snapshot, d.chain);
   }
   std::string b;
   // Shared chains: created once with -N, never declared with ":" (which
@@ -254,7 +253,7 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
   }
   if (over_netlink) {
     if (!b.empty()) {
-      if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) return st;
+      RETURN_IF_ERROR(fw::IptablesRestore(v6, "nat", b));
     }
     // A failure here leaves nothing of the container; the retry looks again.
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
@@ -320,8 +319,8 @@ void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const Dnat
 static absl::Status Forward(LazyNetfilter& nf, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   DnatRules d = BuildDnatRules(c, id, addr);
   std::optional<std::vector<fw::NftRule>> inserted;
-  absl::Status st = fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, inserted); });
-  if (!st.ok()) return Annotate(st, "unable to set up iptables port mappings");
+  RETURN_IF_ERROR(fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, inserted); }),
+                  "unable to set up iptables port mappings");
   RememberJumps(nf, !addr.is_v4(), id, d, inserted);
   return absl::OkStatus();
 }
@@ -339,16 +338,14 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
   ASSIGN_OR_RETURN(net::NetlinkSocket * sock, nf.Get());
   net::NetlinkSocket& nl = *sock;
   const fw::NftFamily family = fw::IpFamily(v6);
-  absl::StatusOr<bool> has_sn = fw::nft::HasChain(nl, family, "nat", sn);
-  if (!has_sn.ok()) return has_sn.status();
-  if (*has_sn) return absl::FailedPreconditionError("an SN- chain exists");
+  ASSIGN_OR_RETURN(bool has_sn, fw::nft::HasChain(nl, family, "nat", sn));
+  if (has_sn) return absl::FailedPreconditionError("an SN- chain exists");
   fw::NftBatch b;
   if (jumps.has_value()) {
     for (const fw::NftRule& r : *jumps) b.DeleteRule(r);
   } else {
-    absl::StatusOr<std::vector<fw::NftRule>> entries = fw::nft::ListRules(nl, family, "nat", kDnat);
-    if (!entries.ok()) return entries.status();
-    for (const fw::NftRule& r : *entries) {
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> entries, fw::nft::ListRules(nl, family, "nat", kDnat));
+    for (const fw::NftRule& r : entries) {
       if (r.jump == dn) b.DeleteRule(r);
     }
   }
@@ -358,6 +355,7 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
 }
 }  // namespace
 
+namespace {
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
 std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<Record>& record,
@@ -372,44 +370,57 @@ std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const s
   return jumps;
 }
 
-static absl::Status Unforward(const std::string& network, const std::string& id, bool probe_first) {
+// The container's chains in one family, without reading the whole table:
+// true when they are gone. A probe finds no DN- chain (nothing of this
+// container's: upstream's old SN- chain always came with a DN- chain), or,
+// with iptables-nft, one transaction removes the chain and its jumps, by the
+// recorded handles, else by listing the entry chain. With iptables-nft the
+// probe costs no program run, so it is always made; with iptables-legacy
+// only when `probe_first`. False: read the table (a failed probe too).
+bool RemovedWithoutSnapshot(LazyNetfilter& nf, const std::optional<Record>& record, bool v6, bool probe_first,
+                            const std::string& dn, const std::string& sn) {
+  const bool nft = fw::IptablesIsNft(v6);
+  if (!probe_first && !nft) return false;
+  absl::StatusOr<net::NetlinkSocket*> sock = nft ? nf.Get() : nullptr;
+  absl::StatusOr<bool> has = fw::IptablesHasChain(sock.ok() ? *sock : nullptr, v6, "nat", dn);
+  if (!has.ok()) return false;
+  if (!*has) return true;
+  if (!nft) return false;
+  std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, fw::IpFamily(v6));
+  if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return true;
+  return UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok();
+}
+
+// The container's chains in one family as upstream removes them: from an
+// iptables-save snapshot, one iptables-restore commit (also the SNAT chain
+// older upstream versions made).
+absl::Status RemoveFromSnapshot(bool v6, const std::string& dn, const std::string& sn) {
+  return fw::RetryOnConflict([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, "nat"));
+    std::string b = TeardownLines(t, dn) + TeardownLines(t, sn);
+    return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, "nat", b);
+  });
+}
+}  // namespace
+
+// Both families: first the quick ways, one family after the other on the
+// call's one netfilter socket; the families left need a snapshot each, two
+// program runs whose cost grows with the table, so those run side by side.
+static absl::Status Unforward(LazyNetfilter& nf, const std::string& network, const std::string& id,
+                              bool probe_first) {
   RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
   const std::optional<Record> record = store.Load(id);
   const std::string dn = fw::ChainName(network, id, "DN-");
   const std::string sn = fw::ChainName(network, id, "SN-");
-  // The two families are independent commits: done side by side.
+  bool need_snapshot[2] = {false, false};
+  for (bool v6 : {false, true}) {
+    need_snapshot[v6] = fw::IptablesAvailable(v6) && !RemovedWithoutSnapshot(nf, record, v6, probe_first, dn, sn);
+  }
   absl::Status st[2];
-  auto one = [&](bool v6) {
-    if (!fw::IptablesAvailable(v6)) return;
-    // With iptables-nft the probe costs no program run: always ask first.
-    const bool nft = fw::IptablesIsNft(v6);
-    LazyNetfilter nf;  // one per thread: a socket is not shared between threads
-    if (probe_first || nft) {
-      // No DN- chain: nothing of this container's (upstream's old SN- chain
-      // always came with a DN- chain). A failed probe falls through to the
-      // full read.
-      absl::StatusOr<net::NetlinkSocket*> sock = nft ? nf.Get() : nullptr;
-      absl::StatusOr<bool> has = fw::IptablesHasChain(sock.ok() ? *sock : nullptr, v6, "nat", dn);
-      if (has.ok() && !*has) return;
-      if (has.ok() && nft) {
-        // By the recorded handles, else by listing the entry chain, else
-        // (below) as with iptables-legacy.
-        std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, fw::IpFamily(v6));
-        if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return;
-        if (UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok()) return;
-      }
-    }
-    st[v6] = fw::RetryOnConflict([&]() -> absl::Status {
-      absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, "nat");
-      if (!t.ok()) return t.status();
-      // Also the SNAT chain older upstream versions made.
-      std::string b = TeardownLines(*t, dn) + TeardownLines(*t, sn);
-      return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, "nat", b);
-    });
-  };
-  std::thread v6_thread(one, true);
-  one(false);
-  v6_thread.join();
+  std::optional<std::thread> v6_thread;
+  if (need_snapshot[true]) v6_thread.emplace([&] { st[true] = RemoveFromSnapshot(true, dn, sn); });
+  if (need_snapshot[false]) st[false] = RemoveFromSnapshot(false, dn, sn);
+  if (v6_thread.has_value()) v6_thread->join();
   store.Remove(id);
   std::vector<std::string> errors;
   for (const absl::Status& s : st) {
@@ -421,17 +432,16 @@ static absl::Status Unforward(const std::string& network, const std::string& id,
 
 static absl::Status Check(const Config& c, const std::string& id, const net::IpPrefix& addr) {
   bool v6 = !addr.is_v4();
-  absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, "nat");
-  if (!t.ok()) return t.status();
+  ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, "nat"));
   DnatRules d = BuildDnatRules(c, id, addr);
   if (d.rules.empty()) return absl::OkStatus();
   auto missing = [&](absl::string_view what) {
     return Error(ErrorCode::kInternal, absl::StrCat("portmap: ", what, " missing for ", addr.addr().ToString()));
   };
-  if (!t->HasChain(d.chain)) return missing(absl::StrCat("chain ", d.chain));
-  if (t->RulesOf(d.chain).size() < d.rules.size()) return missing(absl::StrCat("rules in ", d.chain));
-  if (!HasJumpTo(*t, kDnat, d.chain)) return missing(absl::StrCat("jump from ", kDnat, " to ", d.chain));
-  if (!HasJumpTo(*t, "PREROUTING", kDnat) || !HasJumpTo(*t, "OUTPUT", kDnat)) {
+  if (!t.HasChain(d.chain)) return missing(absl::StrCat("chain ", d.chain));
+  if (t.RulesOf(d.chain).size() < d.rules.size()) return missing(absl::StrCat("rules in ", d.chain));
+  if (!HasJumpTo(t, kDnat, d.chain)) return missing(absl::StrCat("jump from ", kDnat, " to ", d.chain));
+  if (!HasJumpTo(t, "PREROUTING", kDnat) || !HasJumpTo(t, "OUTPUT", kDnat)) {
     return missing(absl::StrCat("jumps to ", kDnat));
   }
   return absl::OkStatus();
@@ -474,6 +484,8 @@ static absl::Status Gc(const std::string& network, const std::vector<std::string
     if (b.empty()) continue;
     if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) errors.emplace_back(st.message());
   }
+  // A killed ADD's temporary record of a container that is gone.
+  records.RemoveTemporariesBut(valid_ids);
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("garbage-collecting iptables port mappings: ",
                                                   absl::StrJoin(errors, "; ")));
@@ -485,21 +497,22 @@ namespace {
 // family.
 class IptBackend final : public PortmapBackend {
  public:
+  using PortmapBackend::PortmapBackend;
   absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
     for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(Forward(nf_, c, id, a));
     return absl::OkStatus();
   }
   // When the configured backend is nftables the rules are most likely
-  // there: probe before reading the whole table.
-  absl::Status Del(const Config& c, const std::string& id) override {
-    return Unforward(c.name, id, c.backend == fw::Backend::kNftables);
+  // not here: probe before reading the whole table.
+  absl::Status Del(const TeardownConfig& c, const std::string& id) override {
+    return Unforward(nf_, c.name, id, c.nftables_configured);
   }
   absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
     for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(ipt::Check(c, id, a));
     return absl::OkStatus();
   }
-  absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) override {
-    return ipt::Gc(c.name, valid_ids);
+  absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) override {
+    return ipt::Gc(network, valid_ids);
   }
   // One commit per family: the first may be in when the second fails.
   bool Transactional() const override { return false; }
@@ -507,11 +520,10 @@ class IptBackend final : public PortmapBackend {
 
 }  // namespace
 
-
 }  // namespace cni::portmap::ipt
 
 namespace cni::portmap {
 
-std::unique_ptr<PortmapBackend> MakeIptablesBackend() { return std::make_unique<ipt::IptBackend>(); }
+std::unique_ptr<PortmapBackend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<ipt::IptBackend>(nf); }
 
 }  // namespace cni::portmap

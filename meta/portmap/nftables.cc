@@ -26,13 +26,9 @@ constexpr const char* kMasq = "masquerading";
 
 // The rules of one family's table that belong to `id`.
 absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const std::string& id) {
-  absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(nl, fw::IpFamily(v6), kTable);
-  if (!all.ok()) return all.status();
-  std::vector<fw::NftRule> mine;
-  for (const fw::NftRule& r : *all) {
-    if (r.comment == id) mine.push_back(r);
-  }
-  return mine;
+  ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(nl, fw::IpFamily(v6), kTable));
+  std::erase_if(all, [&id](const fw::NftRule& r) { return r.comment != id; });
+  return all;
 }
 
 // The conditions (user-written nft text) that gate the hook chains' jumps;
@@ -94,9 +90,8 @@ namespace {
 absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const std::string& id) {
   std::vector<fw::NftRule> mine;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> rules = RulesOf(nl, v6, id);
-    if (!rules.ok()) return rules.status();
-    mine.insert(mine.end(), rules->begin(), rules->end());
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> rules, RulesOf(nl, v6, id));
+    mine.insert(mine.end(), rules.begin(), rules.end());
   }
   return mine;
 }
@@ -135,9 +130,7 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const
     else if (Trusted(nl, *record)) stale = std::move(record->rules);
   }
   if (!stale.has_value()) {
-    absl::StatusOr<std::vector<fw::NftRule>> listed = ListedRulesOf(nl, id);
-    if (!listed.ok()) return listed.status();
-    stale = std::move(*listed);
+    ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, id));
   }
   // Stale rules of this container (a repeated ADD) go in the same transaction.
   fw::NftBatch b;
@@ -150,7 +143,7 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const
     return fw::nft::Apply(nl, b);
   }
   std::vector<fw::NftRule> added;
-  if (absl::Status st = b.Commit(nl, &added); !st.ok()) return st;
+  RETURN_IF_ERROR(b.Commit(nl, &added));
   Remember(nl, store, id, added);
   return absl::OkStatus();
 }
@@ -166,12 +159,11 @@ absl::Status UnforwardOnce(net::NetlinkSocket& nl, const RecordStore& store, con
     }
     // A recorded rule is gone already (deleted by someone else): list.
   }
-  absl::StatusOr<std::vector<fw::NftRule>> mine = ListedRulesOf(nl, id);
-  if (!mine.ok()) return mine.status();
+  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, id));
   fw::NftBatch b;
-  for (const fw::NftRule& r : *mine) b.DeleteRule(r);
+  for (const fw::NftRule& r : mine) b.DeleteRule(r);
   // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
-  if (absl::Status st = b.Commit(nl); !st.ok()) return st;
+  RETURN_IF_ERROR(b.Commit(nl));
   store.Remove(id);
   return absl::OkStatus();
 }
@@ -182,41 +174,40 @@ namespace {
 // Tables ip/ip6 cni_hostport, through one NETLINK_NETFILTER socket.
 class NftBackend final : public PortmapBackend {
  public:
+  using PortmapBackend::PortmapBackend;
   absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
-  absl::Status Del(const Config& c, const std::string& id) override;
+  absl::Status Del(const TeardownConfig& c, const std::string& id) override;
   absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
-  absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) override;
+  absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) override;
 };
 
 absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   const char* what = "unable to set up nftables rules for port mappings";
-  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
   return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(*nl, store, c, id, addrs, std::exchange(first, false)); }),
                   what);
 }
 
-absl::Status NftBackend::Del(const Config&, const std::string& id) {
+absl::Status NftBackend::Del(const TeardownConfig&, const std::string& id) {
   const char* what = "deleting nftables port-mapping rules";
-  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
   return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, id, std::exchange(first, false)); }),
                   what);
 }
 
-absl::Status NftBackend::Check(const Config& c, const std::string& id,
-                                     const std::vector<net::IpPrefix>& addrs) {
-  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter());
+absl::Status NftBackend::Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
   // Only the families the container has are checked: a missing ip6 table is
   // fine for an IPv4-only container (upstream 1.1.1 got this wrong).
   for (const net::IpPrefix& a : addrs) {
     bool v6 = !a.is_v4();
-    absl::StatusOr<std::vector<fw::NftRule>> mine = RulesOf(*nl, v6, id);
-    if (!mine.ok()) return mine.status();
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, RulesOf(*nl, v6, id));
     size_t dnat = 0, masq = 0;
-    for (const fw::NftRule& r : *mine) {
+    for (const fw::NftRule& r : mine) {
       if (r.chain == kHostPorts || r.chain == kHostIpHostPorts) ++dnat;
       if (r.chain == kMasq) ++masq;
     }
@@ -231,14 +222,14 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id,
   return absl::OkStatus();
 }
 
-absl::Status NftBackend::Gc(const Config&, const std::vector<std::string>& valid_ids) {
+// Every container's rules, whatever its network (the rules do not say).
+absl::Status NftBackend::Gc(const std::string&, const std::vector<std::string>& valid_ids) {
   const char* what = "garbage-collecting nftables port-mapping rules";
-  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, Netfilter(), what);
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   fw::NftBatch b;
   for (bool v6 : {false, true}) {
-    absl::StatusOr<std::vector<fw::NftRule>> all = fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable);
-    if (!all.ok()) return all.status();
-    for (const fw::NftRule& r : *all) {
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable));
+    for (const fw::NftRule& r : all) {
       if (r.comment.empty()) continue;  // the hook chains' jumps
       bool valid = false;
       for (const std::string& v : valid_ids) valid = valid || v == r.comment;
@@ -252,11 +243,10 @@ absl::Status NftBackend::Gc(const Config&, const std::vector<std::string>& valid
 
 }  // namespace
 
-
 }  // namespace cni::portmap::nft
 
 namespace cni::portmap {
 
-std::unique_ptr<PortmapBackend> MakeNftablesBackend() { return std::make_unique<nft::NftBackend>(); }
+std::unique_ptr<PortmapBackend> MakeNftablesBackend(LazyNetfilter& nf) { return std::make_unique<nft::NftBackend>(nf); }
 
 }  // namespace cni::portmap

@@ -1,7 +1,9 @@
 #include "portmap.h"
 
+#include <sys/socket.h>
+
+#include <initializer_list>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -24,18 +26,40 @@ std::vector<net::IpPrefix> Addresses(const Config& c) {
   return out;
 }
 
-std::vector<int> UdpPorts(const Config& c) {
-  std::vector<int> ports;
-  for (const PortMapping& m : c.mappings) {
-    if (m.protocol == fw::L4Protocol::kUdp) ports.push_back(m.host_port);
+// The failed ones of `results`, in order, as one status (cni::JoinErrors).
+absl::Status JoinFailures(std::initializer_list<absl::Status> results) {
+  std::vector<absl::Status> failures;
+  for (const absl::Status& st : results) {
+    if (!st.ok()) failures.push_back(st);
   }
-  return ports;
+  return JoinErrors(failures);
 }
 
-absl::StatusOr<Config> Parse(const CmdArgs& args) {
-  absl::StatusOr<Config> c = ParseConfig(args.conf, args.ifname);
-  if (!c.ok()) return Annotate(c.status(), "failed to parse config");
-  return c;
+// Both backends' rules of the container go: the config may have changed
+// backends since ADD, or upstream may have made the rules. The configured
+// backend goes first (its rules are the likely ones, and a commit made early
+// lets the kernel's release of the deleted rules overlap the other's
+// lookups). Keeps going past a failure; reports every failure, iptables'
+// first.
+absl::Status RemoveRules(LazyNetfilter& nf, const TeardownConfig& c, const std::string& id) {
+  absl::Status ipt, nft;
+  if (c.nftables_configured) {
+    nft = MakeNftablesBackend(nf)->Del(c, id);
+    ipt = MakeIptablesBackend(nf)->Del(c, id);
+  } else {
+    ipt = MakeIptablesBackend(nf)->Del(c, id);
+    nft = MakeNftablesBackend(nf)->Del(c, id);
+  }
+  return JoinFailures({ipt, nft});
+}
+
+// What DEL does, and a failed ADD to undo itself: the rules, then the UDP
+// conntrack entries of the host ports (failures there are not fatal: upstream
+// only logs them, and a stale entry only delays a mapping).
+absl::Status Teardown(LazyNetfilter& nf, const TeardownConfig& c, const std::string& id) {
+  absl::Status st = RemoveRules(nf, c, id);
+  (void)FlushUdpConntrack(nf, {AF_INET, AF_INET6}, c.udp_host_ports);
+  return st;
 }
 
 // The host interface whose route reaches `ip` (longest prefix in the main
@@ -72,78 +96,71 @@ absl::StatusOr<net::NetlinkSocket*> LazyNetfilter::Get() {
   return &*nl_;
 }
 
-std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend) {
-  return backend == fw::Backend::kNftables ? MakeNftablesBackend() : MakeIptablesBackend();
+std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& nf) {
+  return backend == fw::Backend::kNftables ? MakeNftablesBackend(nf) : MakeIptablesBackend(nf);
 }
 
-absl::StatusOr<Result> Add(const CmdArgs& args) {
-  absl::StatusOr<Config> c = Parse(args);
-  if (!c.ok()) return c.status();
-  if (!c->prev_result.has_value()) {
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
+  if (!c.prev_result.has_value()) {
     return Error(ErrorCode::kInvalidNetworkConfig, "portmap: must be called as chained plugin (no prevResult)");
   }
-  // No mappings: no firewall work at all.
-  if (c->mappings.empty()) return *c->prev_result;
+  // No mappings or no container address: no firewall work at all.
+  std::vector<net::IpPrefix> addrs = Addresses(c);
+  if (c.mappings.empty() || addrs.empty()) return *c.prev_result;
 
-  std::vector<net::IpPrefix> addrs = Addresses(*c);
-  if (addrs.empty()) return *c->prev_result;
+  LazyNetfilter nf;
+  std::unique_ptr<PortmapBackend> backend = MakeBackend(c.backend, nf);
   // A failed ADD must leave nothing (an iptables family may already be
   // committed when the other fails): undo with DEL, which is thorough.
   auto undo = [&](absl::Status st) {
-    (void)Del(args);
+    (void)Teardown(nf, TeardownConfig::Of(c), args.container_id);
     return st;
   };
-  std::unique_ptr<PortmapBackend> backend = MakeBackend(c->backend);
-  if (absl::Status st = backend->Add(*c, args.container_id, addrs); !st.ok()) {
+  if (absl::Status st = backend->Add(c, args.container_id, addrs); !st.ok()) {
     return backend->Transactional() ? st : undo(st);
   }
-  if (c->cont_v4.has_value() && c->snat) {
-    if (absl::Status st = EnableLocalnetRouting(c->cont_v4->addr()); !st.ok()) return undo(st);
+  if (c.cont_v4.has_value() && c.snat) {
+    if (absl::Status st = EnableLocalnetRouting(c.cont_v4->addr()); !st.ok()) return undo(st);
   }
-  // After the rules exist, so new packets meet them. Failures are not fatal
-  // (upstream only logs them): a stale entry only delays the mapping.
-  for (const net::IpPrefix& a : addrs) (void)FlushUdpConntrack(!a.is_v4(), UdpPorts(*c));
-  return *c->prev_result;
+  // After the rules exist, so new packets meet them (not fatal, as above).
+  std::vector<int> families;
+  for (const net::IpPrefix& a : addrs) families.push_back(a.is_v4() ? AF_INET : AF_INET6);
+  (void)FlushUdpConntrack(nf, families, TeardownConfig::Of(c).udp_host_ports);
+  return *c.prev_result;
 }
 
-absl::Status Del(const CmdArgs& args) {
-  absl::StatusOr<Config> c = Parse(args);
-  if (!c.ok()) return c.status();
-  if (c->mappings.empty()) return absl::OkStatus();
-  // Both backends: the config may have changed backends since ADD, or
-  // upstream may have made the rules. Keep going past a failure. They touch
-  // different tables, so they run side by side (DEL is on the pod tear-down
-  // path, and iptables-save of a big nat table is the slow part).
-  absl::Status st_ipt;
-  std::thread ipt_thread([&] { st_ipt = MakeIptablesBackend()->Del(*c, args.container_id); });
-  absl::Status st_nft = MakeNftablesBackend()->Del(*c, args.container_id);
-  ipt_thread.join();
-  for (bool v6 : {false, true}) (void)FlushUdpConntrack(v6, UdpPorts(*c));
-  if (!st_ipt.ok() && !st_nft.ok()) {
-    return Error(ErrorCode::kInternal, absl::StrCat(st_ipt.message(), "; ", st_nft.message()));
-  }
-  return st_ipt.ok() ? st_nft : st_ipt;
+absl::Status Del(const CmdArgs& args, const TeardownConfig& c) {
+  if (!c.has_mappings) return absl::OkStatus();
+  LazyNetfilter nf;
+  return Teardown(nf, c, args.container_id);
 }
 
-absl::Status Check(const CmdArgs& args) {
-  absl::StatusOr<Config> c = Parse(args);
-  if (!c.ok()) return c.status();
-  if (!c->prev_result.has_value()) return Error(ErrorCode::kInvalidNetworkConfig, "portmap: required prevResult missing");
-  if (c->mappings.empty()) return absl::OkStatus();
-  return MakeBackend(c->backend)->Check(*c, args.container_id, Addresses(*c));
+absl::Status Check(const CmdArgs& args, const Config& c) {
+  if (!c.prev_result.has_value()) return Error(ErrorCode::kInvalidNetworkConfig, "portmap: required prevResult missing");
+  if (c.mappings.empty()) return absl::OkStatus();
+  LazyNetfilter nf;
+  return MakeBackend(c.backend, nf)->Check(c, args.container_id, Addresses(c));
 }
 
-absl::Status Gc(const CmdArgs& args) {
-  absl::StatusOr<Config> c = Parse(args);
-  if (!c.ok()) return c.status();
+absl::Status Gc(const CmdArgs& args, const TeardownConfig& c) {
   std::vector<std::string> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.push_back(a.container_id);
-  absl::Status st_ipt = MakeIptablesBackend()->Gc(*c, valid);
-  absl::Status st_nft = MakeNftablesBackend()->Gc(*c, valid);
-  return st_ipt.ok() ? st_nft : st_ipt;
+  LazyNetfilter nf;
+  // Both backends, every failure reported.
+  absl::Status ipt = MakeIptablesBackend(nf)->Gc(c.name, valid);
+  absl::Status nft = MakeNftablesBackend(nf)->Gc(c.name, valid);
+  return JoinFailures({ipt, nft});
 }
 
-PluginFuncs Funcs() { return {.add = Add, .del = Del, .check = Check, .gc = Gc}; }
+PluginFuncs Funcs() {
+  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check});
+  // DEL and GC read the configuration leniently (see TeardownConfig).
+  PluginFuncs teardown = Typed<TeardownConfig>({.del = Del, .gc = Gc});
+  funcs.del = std::move(teardown.del);
+  funcs.gc = std::move(teardown.gc);
+  return funcs;
+}
+
 
 std::vector<std::string> SupportedVersions() {
   std::vector<std::string> out;

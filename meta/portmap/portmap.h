@@ -18,11 +18,13 @@
 
 namespace cni::portmap {
 
-absl::StatusOr<Result> Add(const CmdArgs& args);
-absl::Status Del(const CmdArgs& args);
-absl::Status Check(const CmdArgs& args);
+// The handlers (skel parses the configuration first: Config for ADD and
+// CHECK, the lenient TeardownConfig for DEL and GC).
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c);
+absl::Status Del(const CmdArgs& args, const TeardownConfig& c);
+absl::Status Check(const CmdArgs& args, const Config& c);
 // Removes the rules of containers that are not in cni.dev/valid-attachments.
-absl::Status Gc(const CmdArgs& args);
+absl::Status Gc(const CmdArgs& args, const TeardownConfig& c);
 PluginFuncs Funcs();
 std::vector<std::string> SupportedVersions();
 
@@ -30,8 +32,12 @@ std::vector<std::string> SupportedVersions();
 // Both backends' tables are of family fw::IpFamily(v6) (with iptables-nft,
 // iptables' tables are nf_tables tables too).
 
-// A NETLINK_NETFILTER socket opened on first use (many calls need none),
-// in the namespace of the thread that first asks; then that thread's only.
+// The one NETLINK_NETFILTER socket of a plugin call, opened on first use
+// (many calls need none) in the calling thread's namespace, and handed to
+// every backend the call uses. One per call, used by one thread: each socket
+// costs system calls to open, and its close after a commit that deleted
+// rules waits for the kernel to release them (an RCU grace period, several
+// ms), so a call closes one socket, once, at its end.
 class LazyNetfilter {
  public:
   // The socket, opened now if not yet.
@@ -44,35 +50,35 @@ class LazyNetfilter {
 // One packet-filter backend. Add: install the rules for every address in
 // `addrs` (at most one per family), replacing this container's earlier
 // rules. Del: remove this container's rules, missing is fine. Check: the
-// rules exist. Gc: remove the rules of containers not in `valid_ids`.
-// An object is used by one thread.
+// rules exist. Gc: remove the rules of `network`'s containers not in
+// `valid_ids`. An object is used by one thread, through the call's netfilter
+// socket it was made with.
 class PortmapBackend {
  public:
+  explicit PortmapBackend(LazyNetfilter& nf) : nf_(nf) {}
   virtual ~PortmapBackend() = default;
   // See above.
   virtual absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) = 0;
   // See above.
-  virtual absl::Status Del(const Config& c, const std::string& id) = 0;
+  virtual absl::Status Del(const TeardownConfig& c, const std::string& id) = 0;
   // See above.
   virtual absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) = 0;
   // See above.
-  virtual absl::Status Gc(const Config& c, const std::vector<std::string>& valid_ids) = 0;
+  virtual absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) = 0;
   // Whether a failed Add leaves nothing behind (one transaction); if not, the
   // caller cleans up with Del.
   virtual bool Transactional() const { return true; }
 
  protected:
-  // The backend's netlink socket for nf_tables.
-  absl::StatusOr<net::NetlinkSocket*> Netfilter() { return nf_.Get(); }
-  LazyNetfilter nf_;  // for subclasses that hand it on
+  LazyNetfilter& nf_;  // the call's netlink socket for nf_tables
 };
 
 // nftables.cc: tables ip/ip6 cni_hostport.
-std::unique_ptr<PortmapBackend> MakeNftablesBackend();
+std::unique_ptr<PortmapBackend> MakeNftablesBackend(LazyNetfilter& nf);
 // iptables.cc: upstream's nat chains (iptables-restore, or netlink with iptables-nft).
-std::unique_ptr<PortmapBackend> MakeIptablesBackend();
+std::unique_ptr<PortmapBackend> MakeIptablesBackend(LazyNetfilter& nf);
 // The configured backend.
-std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend);
+std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& nf);
 
 namespace nft {
 // Appends the tables, chains and rules Add makes to `batch` (Add puts the
@@ -96,8 +102,9 @@ struct DnatRules {
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr);
 }  // namespace ipt
 
-// Deletes UDP conntrack entries whose original destination port is one of
-// `ports` (conntrack.cc, libnl-nf).
-absl::Status FlushUdpConntrack(bool ipv6, const std::vector<int>& ports);
+// Deletes UDP conntrack entries of the address `families` (AF_INET,
+// AF_INET6) whose original destination port is one of `ports` (conntrack.cc,
+// libnl-nf, on the call's netfilter socket).
+absl::Status FlushUdpConntrack(LazyNetfilter& nf, const std::vector<int>& families, const std::vector<int>& ports);
 
 }  // namespace cni::portmap

@@ -1,18 +1,13 @@
 #include "rule_record.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "cni/fs.h"
 #include "cni/json.h"
 #include "cni/net/netns.h"
 
@@ -103,57 +98,50 @@ std::string RecordStore::PathOf(const std::string& id) const {
 std::optional<Record> RecordStore::Load(const std::string& id) const {
   std::string path = PathOf(id);
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return Parse(text.str());
+  absl::StatusOr<std::optional<std::string>> text = ReadRegularFileIfExists(path);
+  if (!text.ok() || !text->has_value()) return std::nullopt;
+  return Parse(**text);
 }
 
 void RecordStore::Save(const std::string& id, const Record& record) const {
   std::string path = PathOf(id);
   if (path.empty()) return;
-  // "~" cannot be part of a container ID, so the temporary name is no record.
-  std::string tmp = absl::StrCat(path, "~");
-  std::string text = Serialize(record);
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT) {
-    // The first record since boot: make the directories (/run/cni may not
-    // exist yet either).
-    for (size_t slash = dir_.find('/', 1); slash != std::string::npos; slash = dir_.find('/', slash + 1)) {
-      mkdir(dir_.substr(0, slash).c_str(), 0755);
-    }
-    mkdir(dir_.c_str(), 0755);
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  }
-  bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (fd >= 0 && close(fd) != 0) ok = false;
-  if (ok && rename(tmp.c_str(), path.c_str()) == 0) return;
-  unlink(tmp.c_str());
-  unlink(path.c_str());
+  // The first record since boot makes the directories (/run/cni may not
+  // exist yet either).
+  if (WriteFileAtomic(path, Serialize(record), {.mode = 0644, .make_parents = true}).ok()) return;
+  (void)RemoveFileAndTemp(path);  // never an old record describing other rules
 }
 
 void RecordStore::Remove(const std::string& id) const {
   std::string path = PathOf(id);
-  if (!path.empty()) unlink(path.c_str());
+  if (!path.empty()) (void)RemoveFileAndTemp(path);
+}
+
+std::vector<std::string> RecordStore::IdsNotIn(const std::vector<std::string>& valid_ids, bool records,
+                                               bool temporaries) const {
+  std::vector<std::string> ids;
+  if (!enabled()) return ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::string file = entry.path().filename();
+    absl::string_view id = file;
+    if (!absl::ConsumePrefix(&id, prefix_)) continue;
+    // "<record>~": the temporary file of a Save that was killed midway.
+    if (!(absl::ConsumeSuffix(&id, "~") ? temporaries : records)) continue;
+    if (std::find(valid_ids.begin(), valid_ids.end(), id) == valid_ids.end()) ids.emplace_back(id);
+  }
+  return ids;
 }
 
 void RecordStore::RemoveAllBut(const std::vector<std::string>& valid_ids) const {
-  if (!enabled()) return;
-  DIR* dir = opendir(dir_.c_str());
-  if (dir == nullptr) return;
-  std::vector<std::string> stale;
-  while (dirent* e = readdir(dir)) {
-    absl::string_view name(e->d_name);
-    if (!absl::ConsumePrefix(&name, prefix_)) continue;
-    // A temporary file left by a crash goes too.
-    if (absl::EndsWith(name, "~") ||
-        std::find(valid_ids.begin(), valid_ids.end(), name) == valid_ids.end()) {
-      stale.emplace_back(e->d_name);
-    }
+  for (const std::string& id : IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/true)) Remove(id);
+}
+
+void RecordStore::RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const {
+  for (const std::string& id : IdsNotIn(valid_ids, /*records=*/false, /*temporaries=*/true)) {
+    std::error_code ec;
+    if (std::string path = PathOf(id); !path.empty()) std::filesystem::remove(TempPathFor(path), ec);
   }
-  closedir(dir);
-  for (const std::string& name : stale) unlink(absl::StrCat(dir_, "/", name).c_str());
 }
 
 }  // namespace cni::portmap

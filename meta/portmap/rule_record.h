@@ -64,13 +64,22 @@ class RecordStore {
   // renamed, so a reader never sees half of it). Best effort: on failure
   // the old record is removed, never left to describe other rules.
   void Save(const std::string& id, const Record& record) const;
-  // Forgets the container; none is fine.
+  // Forgets the container: its record and the temporary file of a Save that
+  // was killed midway ("<record>~"); none is fine.
   void Remove(const std::string& id) const;
-  // Forgets every container of this namespace that is not in `valid_ids` (GC).
+  // Forgets every container of this namespace that is not in `valid_ids`,
+  // temporary files included (GC). A listed container's temporary file stays:
+  // its ADD may be writing it.
   void RemoveAllBut(const std::vector<std::string>& valid_ids) const;
+  // Only the temporary files of containers not in `valid_ids` (GC of a
+  // backend whose records of other networks' containers must stay).
+  void RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const;
 
  private:
   RecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
+  // The IDs of this namespace's files (records, and with `temporaries`
+  // temporary files) whose container is not in `valid_ids`.
+  std::vector<std::string> IdsNotIn(const std::vector<std::string>& valid_ids, bool records, bool temporaries) const;
   std::string PathOf(const std::string& id) const;
 
   std::string dir_;

@@ -607,6 +607,43 @@ TEST_CASE("portmap: with iptables-nft the jumps into each container's chain are 
   CHECK(Records(kIptRecords).empty());
 }
 
+TEST_CASE("portmap: DEL and GC remove the temporary record files a killed ADD left", "[netns][portmap]") {
+  NetnsFixture fx;
+  std::string backend = GENERATE(as<std::string>{}, "nftables", "iptables");
+  if (backend == "iptables" && !IptablesNft(fx)) return;  // records only with iptables-nft
+  const char* dir = backend == "nftables" ? kNftRecords : kIptRecords;
+  Shared s(fx, backend);
+  s.Must("ADD", 1);
+  s.Must("ADD", 2);
+  // Record names are "<netns cookie>-<id>"; a killed Save leaves "<name>~".
+  std::vector<std::string> records = Records(dir);
+  REQUIRE(records.size() == 2);
+  const std::string prefix = records.front().substr(0, records.front().size() - 2);  // without "c1"
+  auto plant = [&](const std::string& id) { std::ofstream(absl::StrCat(dir, "/", prefix, id, "~")) << "{\"tab"; };
+  auto exists = [&](const std::string& name) { return std::filesystem::exists(absl::StrCat(dir, "/", prefix, name)); };
+  plant("c1");
+  plant("c2");
+
+  s.Must("DEL", 1);
+  CHECK_FALSE(exists("c1~"));
+  CHECK_FALSE(exists("c1"));
+  CHECK(exists("c2~"));  // another container's: untouched
+  CHECK(exists("c2"));
+
+  // GC: c3 is not a valid attachment (its ADD was killed); c2 is, and its
+  // temporary file may be an ADD writing it.
+  plant("c3");
+  Json gc = {{"cniVersion", "1.1.0"}, {"name", "pmnet"}, {"type", "portmap"}, {"backend", backend},
+             {"cni.dev/valid-attachments", Json::array({{{"containerID", "c2"}, {"ifname", "eth0"}}})}};
+  MustSucceed(CallPlugin("portmap", "GC", gc.dump(), "", ""), "GC");
+  CHECK_FALSE(exists("c3~"));
+  CHECK(exists("c2~"));
+  CHECK(exists("c2"));
+
+  s.Must("DEL", 2);
+  CHECK(Records(dir).empty());
+}
+
 namespace {
 // Lines of `text` that contain `needle`, with handles and counters removed
 // (they differ between two writers of the same rule).

@@ -26,7 +26,10 @@ absl::StatusOr<cni::portmap::Config> Parse(const Json& maps, const Json& extra =
   for (const auto& [k, v] : extra.items()) c[k] = v;
   absl::StatusOr<cni::NetConf> nc = cni::NetConf::Parse(c.dump());
   REQUIRE(nc.ok());
-  return cni::portmap::ParseConfig(*nc, "eth0");
+  cni::CmdArgs args;
+  args.conf = *nc;
+  args.ifname = "eth0";
+  return cni::portmap::Config::Parse(args);
 }
 
 Json M(int host, int cont, const char* proto, const char* host_ip = nullptr) {
@@ -111,4 +114,29 @@ TEST_CASE("portmap nftables: one batch with upstream's tables, chains and commen
   CHECK(absl::StrContains(b, "add rule ip6 cni_hostport hostports tcp dport 8080 dnat to [fd00::5]:80"));
   CHECK_FALSE(absl::StrContains(b, "ip6 daddr 10.0.0.1"));
   CHECK(absl::StrContains(b, "ip saddr 127.0.0.1 ip daddr 10.88.0.5 masquerade"));
+}
+
+TEST_CASE("portmap teardown config: DEL and GC judge no values, only JSON types", "[portmap]") {
+  auto teardown = [](const Json& maps, const Json& extra = Json::object()) {
+    Json c = {{"cniVersion", "1.0.0"}, {"name", "net"}, {"type", "portmap"}, {"runtimeConfig", {{"portMappings", maps}}}};
+    for (const auto& [k, v] : extra.items()) c[k] = v;
+    absl::StatusOr<cni::NetConf> nc = cni::NetConf::Parse(c.dump());
+    REQUIRE(nc.ok());
+    cni::CmdArgs args;
+    args.conf = *nc;
+    return cni::portmap::TeardownConfig::Parse(args);
+  };
+  // What ADD refuses (upstream's portmap may have set it up) still tears down.
+  auto t = teardown(Json::array({M(80, 80, "dccp", "nope"), M(53, 53, "UDP"), M(70000, 1, "udp")}),
+                    {{"markMasqBit", 40}, {"conditionsV4", {"a\nb"}}, {"backend", "nftables"}});
+  REQUIRE(t.ok());
+  CHECK(t->name == "net");
+  CHECK(t->has_mappings);
+  CHECK(t->nftables_configured);
+  CHECK(t->udp_host_ports == std::vector<int>{53});
+  CHECK_FALSE(teardown(Json::array())->has_mappings);
+  CHECK(cni::CodeOf(teardown(Json::array({M(80, 80, "tcp")}), {{"backend", 1}}).status()) == 6);
+  CHECK(cni::CodeOf(teardown(Json::array({{{"hostPort", "80"}}})).status()) == 6);
+  CHECK(cni::CodeOf(teardown(Json::array({1})).status()) == 6);
+  CHECK(cni::CodeOf(teardown(Json::object()).status()) == 6);
 }
