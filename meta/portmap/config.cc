@@ -133,7 +133,7 @@ absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
   TeardownConfig t;
   t.name = conf.name;
   ASSIGN_OR_RETURN(std::optional<std::string> backend, GetString(conf.raw, "backend"), "failed to parse config");
-  t.nftables_configured = backend == "nftables";
+  t.nftables_configured = backend.value_or("") == "nftables";
   ASSIGN_OR_RETURN(const Json* maps, MappingList(conf), "failed to parse config");
   if (maps == nullptr) return t;
   for (size_t i = 0; i < maps->size(); ++i) {
