@@ -10,12 +10,12 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "cni/quoted.h"
 #include "cni/error.h"
 #include "cni/status_macros.h"
 
 namespace cni::hostlocal {
 
-std::string Quoted(absl::string_view name) { return absl::StrCat("\"", name, "\""); }
 
 absl::StatusOr<std::optional<std::string>> ReadFileAt(int dir_fd, const std::string& name) {
   // O_NONBLOCK: a FIFO planted under a reservation's name must not block us.

@@ -13,11 +13,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/fs.h"
+#include "cni/quoted.h"
 
 namespace cni::hostlocal {
 
-// "\"<name>\"": the store's messages quote the file they name.
-std::string Quoted(absl::string_view name);
+// The store's messages quote the file they name (cni/quoted.h).
+using cni::Quoted;
 
 // Reads a whole regular file (at most cni::kMaxConfigFileBytes); nullopt if it
 // does not exist. A symlink (ELOOP), FIFO or directory at `name` is an error

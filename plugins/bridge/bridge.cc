@@ -11,6 +11,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "cni/quoted.h"
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
@@ -71,7 +72,6 @@ VlanPlan PlanVlans(const Config& config) {
 
 namespace {
 
-std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
 // Writes "1" unless already there: writing ip_forward resets per-interface
 // settings in the kernel, so an unneeded write is not harmless.

@@ -1,5 +1,6 @@
 // NftRuleSpec / NftBatch: building commands and rendering them as nft text.
 // The netlink encoding is in nft_encode.cc, the transaction in nft_commit.cc.
+#include "cni/quoted.h"
 #include "cni/fw/nft_batch.h"
 
 #include <algorithm>
@@ -18,7 +19,6 @@ namespace {
 
 using Kind = NftPiece::Kind;
 
-std::string Quoted(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
 
 // A host prefix reads as the bare address, as nft prints it.
 std::string PrefixText(const net::IpPrefix& p) {

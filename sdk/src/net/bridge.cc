@@ -17,12 +17,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/quoted.h"
 #include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {
 
-std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
 absl::Status NoMemory(absl::string_view what) {
   return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/quoted.h"
 #include "cni/status_macros.h"
 #include "nl_convert.h"
 
@@ -19,7 +20,6 @@ namespace {
 using internal::MacFromNlAddr;
 using internal::ToNlAddr;
 
-std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
 LinkInfo InfoOf(rtnl_link* l) {
   LinkInfo info;
