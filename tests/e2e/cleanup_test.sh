@@ -2,8 +2,11 @@
 # What `podman rm -f` and `podman network rm` leave behind on our plugins:
 # no link, no firewall rule (portmap's, the firewall plugin's, bridge's
 # masquerade) naming the container, no host-local reservation, no cached
-# result, no netns pin; a failed start leaves nothing either; and a second
-# round of containers leaves exactly the state the first one did.
+# result, no netns pin; a failed start leaves nothing either; a second round
+# of containers leaves exactly the state the first one did; eight containers
+# started and removed at once on a fresh network (one bridge made by
+# concurrent ADDs, concurrent reservations and rule changes) all work and
+# leave nothing.
 source "$(dirname "$0")/lib.sh"
 e2e_main "$@"
 
@@ -38,7 +41,7 @@ round() {
     grep -q "results/e2e-c[12]-$id-eth" <<<"$s" || fail "no cached result for $id while running"
   done
   [[ $(ip -o link show type veth | wc -l) == 4 ]] || fail "not 4 veths: $(ip -o link show type veth)"
-  echo "ok: rules, reservations, cached results and veths of $ids"
+  echo "ok: rules, reservations, cached results and veths of the three containers"
 
   step "round $n: a start that fails (--ip 10.85.0.50 is taken) changes nothing"
   before=$(host_state)
@@ -68,8 +71,25 @@ if [[ $s1 != "$s2" ]]; then
 fi
 echo "ok: the second round left exactly what the first did"
 
+step "eight containers at once on a fresh network"
+podman network create --subnet 10.86.0.0/24 e2e-par >/dev/null
+for i in 1 2 3 4 5 6 7 8; do web par-$i --network e2e-par -p 810$i:80 & done
+wait
+dups=$(for i in 1 2 3 4 5 6 7 8; do ctr_ip par-$i e2e-par; done | sort | uniq -d)
+[[ -z $dups ]] || fail "addresses given twice: $dups"
+br=$(sed -n 's/.*"bridge": "\(.*\)".*/\1/p' $W/net.d/e2e-par.conflist)
+[[ $(ip -o link show master "$br" | wc -l) == 8 ]] || fail "ports of $br: $(ip -o link show master "$br")"
+echo "ok: eight addresses, eight ports on $br"
+for i in 1 2 3 4 5 6 7 8; do
+  expect_page "host -> 127.0.0.1:810$i (par-$i)" host_fetch 127.0.0.1 810$i
+done
+ids=$(podman ps -q --no-trunc | tr '\n' ' ')
+for i in 1 2 3 4 5 6 7 8; do podman rm -f -t 0 par-$i >/dev/null & done
+wait
+expect_gone "after eight rm -f at once" $ids 10.86.0.
+
 step "podman network rm"
-podman network rm e2e-c1 e2e-c2 >/dev/null
+podman network rm e2e-c1 e2e-c2 e2e-par >/dev/null
 links=$(ip -o link show | sed -e 's/^[0-9]*: //' -e 's/[:@].*//' | sort | tr '\n' ' ')
 [[ $links == "lo " ]] || fail "links left after network rm: $links"
-expect_gone "after network rm" 10.89.0. 10.85.0. cni-podman
+expect_gone "after network rm" 10.89.0. 10.85.0. 10.86.0. cni-podman

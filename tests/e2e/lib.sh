@@ -243,7 +243,7 @@ expect_gone() {
   local veths
   veths=$(ip -o link show type veth | grep -v ': e2e-' || true)
   [[ -z $veths ]] || fail "$what: veths left: $veths"
-  echo "ok: $what: nothing of $* is left"
+  echo "ok: $what: none of the $# ids and addresses, no per-container chain or veth"
 }
 
 # A container's address on a network: ctr_ip <ctr> <net> [v6]
