@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/json.h"
 #include "firewalld.h"
+#include "support/cni_call.h"
 #include "support/firewalld_fixture.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
@@ -20,6 +22,7 @@
 
 namespace {
 
+using cni::Json;
 using namespace cni::test;  // NOLINT: test brevity
 namespace fwd = cni::firewall::firewalld;
 
@@ -224,4 +227,106 @@ TEST_CASE("firewalld: the zone of the source decides whether a container's conne
     CHECK(SocatExchange(ctr, "TCP:10.99.0.1:8080,connect-timeout=2").empty());
   }
   TearDown(fx, {ctr}, {"fwh0"});
+}
+
+// The firewall plugin with the firewalld backend, through the CNI protocol.
+namespace {
+
+// A chained firewall configuration with a prevResult holding one IPv4 and one
+// IPv6 address of the container in `netns`.
+std::string PluginConf(const std::string& netns, const Json& keys) {
+  Json prev = {{"cniVersion", "1.0.0"},
+               {"interfaces", Json::array({{{"name", "cni0"}}, {{"name", "eth0"}, {"sandbox", netns}}})},
+               {"ips", Json::array({{{"address", "10.88.0.2/16"}, {"gateway", "10.88.0.1"}, {"interface", 1}},
+                                    {{"address", "fd00:88::2/64"}, {"interface", 1}}})}};
+  return NetConf("1.0.0", "fwnet", "firewall", keys, prev).dump();
+}
+
+RunResult Plugin(const std::string& command, const std::string& conf, const std::string& netns) {
+  return CallPlugin("firewall", command, conf, netns, "ctr-fw-1");
+}
+
+}  // namespace
+
+TEST_CASE("firewall plugin, backend firewalld: ADD puts the addresses in the zone, CHECK sees them, DEL removes them",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  FirewalldFixture fw(fx);
+  const std::string ctr = fx.AddNetns("ctr");
+  fwd::Client client = Connect();
+  const auto [keys, zone] = GENERATE(table<Json, std::string>({
+      {Json{{"backend", "firewalld"}}, "trusted"},
+      {Json{{"backend", "firewalld"}, {"firewalldZone", "internal"}}, "internal"},
+  }));
+  INFO("keys " << keys.dump());
+  const std::string conf = PluginConf(ctr, keys);
+
+  RunResult add = Plugin("ADD", conf, ctr);
+  MustSucceed(add, "ADD");
+  CHECK(*client.QuerySource(zone, "10.88.0.2/32"));
+  CHECK(*client.QuerySource(zone, "fd00:88::2/128"));
+  CHECK(ZoneOfSource(fw, "10.88.0.2/32") == zone);
+  CHECK(ZoneOfSource(fw, "fd00:88::2/128") == zone);
+  // The zone holds the container; no packet-filter rules of the plugin's own.
+  CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"nft", "list", "ruleset"}), "CNI-FORWARD"));
+
+  const std::string check_conf = WithPrevResult(conf, add.out);
+  MustSucceed(Plugin("CHECK", check_conf, ctr), "CHECK");
+  // Taken out behind the plugin's back: CHECK fails and names the address.
+  REQUIRE(client.RemoveSource(zone, "fd00:88::2/128").ok());
+  RunResult check = Plugin("CHECK", check_conf, ctr);
+  INFO(Describe(check));
+  CHECK(check.exit_code != 0);
+  CHECK(absl::StrContains(ErrorMessage(check), "fd00:88::2/128"));
+  CHECK(absl::StrContains(ErrorMessage(check), zone));
+
+  MustSucceed(Plugin("DEL", conf, ctr), "DEL");
+  CHECK_FALSE(*client.QuerySource(zone, "10.88.0.2/32"));
+  CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
+  CHECK(ZoneOfSource(fw, "fd00:88::2/128") == "no zone");
+  MustSucceed(Plugin("DEL", conf, ctr), "DEL again");
+  // firewalld gone: its runtime sources went with it, DEL is still fine.
+  fw.StopFirewalld();
+  MustSucceed(Plugin("DEL", conf, ctr), "DEL without firewalld");
+  TearDown(fx, {ctr});
+}
+
+TEST_CASE("firewall plugin, backend firewalld: a zone firewalld does not know fails ADD with code 7, nothing added",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  FirewalldFixture fw(fx);
+  const std::string ctr = fx.AddNetns("ctr");
+  RunResult add = Plugin("ADD", PluginConf(ctr, {{"backend", "firewalld"}, {"firewalldZone", "nosuchzone"}}), ctr);
+  INFO(Describe(add));
+  CHECK(ErrorCode(add) == 7);
+  CHECK(absl::StrContains(ErrorMessage(add), "INVALID_ZONE"));
+  CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
+  CHECK(ZoneOfSource(fw, "fd00:88::2/128") == "no zone");
+  TearDown(fx, {ctr});
+}
+
+TEST_CASE("firewall plugin, auto backend: firewalld when it runs, else iptables",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  const std::string ctr = fx.AddNetns("ctr");
+  const std::string conf = PluginConf(ctr, {{"backend", ""}});
+  SECTION("firewalld runs") {
+    FirewalldFixture fw(fx);
+    MustSucceed(Plugin("ADD", conf, ctr), "ADD");
+    CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "trusted");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"nft", "list", "ruleset"}), "CNI-FORWARD"));
+    MustSucceed(Plugin("DEL", conf, ctr), "DEL");
+    CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
+  }
+  SECTION("only dbus-daemon, or no bus at all") {
+    const auto start = GENERATE(FirewalldFixture::Start::kBusOnly, FirewalldFixture::Start::kNothing);
+    FirewalldFixture fw(fx, start);
+    MustSucceed(Plugin("ADD", conf, ctr), "ADD");
+    // upstream's iptables rules: CNI-FORWARD accepts from the container.
+    const std::string rules = MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"});
+    CHECK(absl::StrContains(rules, "-s 10.88.0.2/32 -j ACCEPT"));
+    MustSucceed(Plugin("DEL", conf, ctr), "DEL");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
+  }
+  TearDown(fx, {ctr});
 }
