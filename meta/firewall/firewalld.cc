@@ -1,7 +1,6 @@
 #include "firewalld.h"
 
 #include <sys/stat.h>
-#include <systemd/sd-bus.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -16,6 +15,8 @@
 #include "absl/strings/strip.h"
 #include "cni/error.h"
 #include "cni/quoted.h"
+#include "cni/status_macros.h"
+#include "sd_bus_api.h"
 
 namespace cni::firewall::firewalld {
 namespace {
@@ -42,7 +43,7 @@ constexpr const char* kFirewalldException = "org.fedoraproject.FirewallD1.Except
 constexpr uint64_t kCallTimeoutUsec = 10'000'000;
 
 struct MessageUnref {
-  void operator()(sd_bus_message* m) const { sd_bus_message_unref(m); }
+  void operator()(sd_bus_message* m) const { Api().message_unref(m); }
 };
 using MessagePtr = std::unique_ptr<sd_bus_message, MessageUnref>;
 
@@ -50,13 +51,13 @@ using MessagePtr = std::unique_ptr<sd_bus_message, MessageUnref>;
 class BusError {
  public:
   BusError() = default;
-  ~BusError() { sd_bus_error_free(&error_); }
+  ~BusError() { Api().error_free(&error_); }
   BusError(const BusError&) = delete;
   BusError& operator=(const BusError&) = delete;
 
   sd_bus_error* get() { return &error_; }
   const sd_bus_error* get() const { return &error_; }
-  bool HasName(const char* name) const { return sd_bus_error_has_name(&error_, name) > 0; }
+  bool HasName(const char* name) const { return Api().error_has_name(&error_, name) > 0; }
 
   // firewalld's error name ("INVALID_ZONE") when firewalld itself refused,
   // else empty.
@@ -90,21 +91,21 @@ struct Method {
 // sd-bus names "System.Error.<ERRNO>").
 int Call(sd_bus* bus, const Method& method, std::initializer_list<absl::string_view> args,
          BusError& error, MessagePtr& reply) {
-  if (bus == nullptr) return sd_bus_error_set_errno(error.get(), ENOTCONN);
+  if (bus == nullptr) return Api().error_set_errno(error.get(), ENOTCONN);
   sd_bus_message* raw = nullptr;
-  int r = sd_bus_message_new_method_call(bus, &raw, method.destination, method.path,
+  int r = Api().message_new_method_call(bus, &raw, method.destination, method.path,
                                          method.interface, method.member);
-  if (r < 0) return sd_bus_error_set_errno(error.get(), r);
+  if (r < 0) return Api().error_set_errno(error.get(), r);
   MessagePtr call(raw);
   for (absl::string_view arg : args) {
     std::string s(arg);  // sd-bus wants a NUL-terminated string
-    r = sd_bus_message_append_basic(call.get(), 's', s.c_str());
-    if (r < 0) return sd_bus_error_set_errno(error.get(), r);
+    r = Api().message_append_basic(call.get(), 's', s.c_str());
+    if (r < 0) return Api().error_set_errno(error.get(), r);
   }
   sd_bus_message* raw_reply = nullptr;
-  r = sd_bus_call(bus, call.get(), kCallTimeoutUsec, error.get(), &raw_reply);
+  r = Api().call(bus, call.get(), kCallTimeoutUsec, error.get(), &raw_reply);
   reply.reset(raw_reply);
-  if (r < 0 && !sd_bus_error_is_set(error.get())) sd_bus_error_set_errno(error.get(), r);
+  if (r < 0 && !Api().error_is_set(error.get())) Api().error_set_errno(error.get(), r);
   return r;
 }
 
@@ -120,10 +121,10 @@ ErrorCode CodeFor(const BusError& error, int r) {
   if (fw == "NOT_RUNNING") return ErrorCode::kTryAgainLater;
   // Nobody answers (firewalld stopped or restarting, the bus went away, the
   // reply timed out): transient, the runtime should retry.
-  if (sd_bus_error_has_names(error.get(), SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+  if (Api().error_has_names_sentinel(error.get(), SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
                              SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT,
                              SD_BUS_ERROR_DISCONNECTED, SD_BUS_ERROR_NO_SERVER,
-                             SD_BUS_ERROR_LIMITS_EXCEEDED) > 0) {
+                             SD_BUS_ERROR_LIMITS_EXCEEDED, nullptr) > 0) {
     return ErrorCode::kTryAgainLater;
   }
   switch (-r) {
@@ -188,11 +189,12 @@ bool SystemBusPresent() {
   return false;
 }
 
-void Client::BusUnref::operator()(sd_bus* bus) const { sd_bus_flush_close_unref(bus); }
+void Client::BusUnref::operator()(sd_bus* bus) const { Api().flush_close_unref(bus); }
 
 absl::StatusOr<Client> Client::Connect() {
+  CNI_ASSIGN_OR_RETURN(const SdBus* api, LoadSdBus());
   sd_bus* bus = nullptr;
-  int r = sd_bus_open_system(&bus);
+  int r = api->open_system(&bus);
   if (r < 0) {
     return WithCode(ErrnoError(-r, "firewalld: connecting to the system D-Bus"), ErrorCode::kTryAgainLater);
   }
@@ -239,7 +241,7 @@ absl::StatusOr<bool> Client::QuerySource(absl::string_view zone, absl::string_vi
                error, reply);
   if (r < 0) return CallError(what, error, r);
   int in_zone = 0;  // sd-bus reads a D-Bus boolean into an int
-  r = sd_bus_message_read_basic(reply.get(), 'b', &in_zone);
+  r = Api().message_read_basic(reply.get(), 'b', &in_zone);
   if (r <= 0) {
     return Error(ErrorCode::kInternal,
                  absl::StrCat("firewalld: ", what, ": reading the reply: ", r < 0 ? std::strerror(-r) : "no boolean"));
