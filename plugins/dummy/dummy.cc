@@ -12,6 +12,7 @@
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
+#include "cni/net/teardown.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 
@@ -55,18 +56,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must not leak when the
-  // namespace is already gone.
-  if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
-    failures.push_back(Annotate(st, "dummy: releasing the IPAM address"));
-  }
-  if (!args.netns.empty()) {
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) {
-      failures.push_back(Annotate(st, "dummy"));
-    }
-  }
-  return JoinErrors(failures);
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "dummy");
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {

@@ -18,6 +18,7 @@
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
+#include "cni/net/teardown.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "config.h"
@@ -164,19 +165,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must not leak when the
-  // namespace is already gone.
-  if (!config.ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
-      failures.push_back(Annotate(st, "macvlan: releasing the IPAM address"));
-    }
-  }
-  if (!args.netns.empty()) {
-    // A namespace that is gone took the macvlan with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
-  }
-  return JoinErrors(failures);
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "macvlan");
 }
 
 namespace {

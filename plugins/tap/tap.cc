@@ -20,6 +20,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
+#include "cni/net/teardown.h"
 #include "cni/net/tuntap.h"
 #include "cni/net/veth.h"
 #include "cni/quoted.h"
@@ -146,21 +147,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must not leak when the
-  // namespace is already gone.
-  if (!config.ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
-      failures.push_back(Annotate(st, "tap: releasing the IPAM address"));
-    }
-  }
-  if (!args.netns.empty()) {
-    // A namespace that is gone took the (persistent) tap with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) {
-      failures.push_back(Annotate(st, "tap"));
-    }
-  }
-  return JoinErrors(failures);
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap");
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
