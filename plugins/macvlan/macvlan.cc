@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/invoke.h"
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
+#include "cni/net/check.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/macvlan.h"
@@ -18,6 +18,7 @@
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
+#include "cni/net/teardown.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "config.h"
@@ -164,91 +165,22 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must not leak when the
-  // namespace is already gone.
-  if (!config.ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
-      failures.push_back(Annotate(st, "macvlan: releasing the IPAM address"));
-    }
-  }
-  if (!args.netns.empty()) {
-    // A namespace that is gone took the macvlan with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
-  }
-  return JoinErrors(failures);
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "macvlan");
 }
 
 namespace {
 
-// The index of the interface prevResult gives for CNI_IFNAME in CNI_NETNS
-// (the last one, if it lists several).
-absl::StatusOr<size_t> FindPrevInterface(const Result& prev, const CmdArgs& args) {
-  std::optional<size_t> index;
-  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
-    const Interface& itf = prev.interfaces[i];
-    if (itf.name == args.ifname && itf.sandbox == args.netns) index = i;
-  }
-  if (index) return *index;
-  return Failed(absl::StrCat("prevResult has no interface \"", args.ifname, "\" with sandbox \"",
-                             args.netns, "\""));
-}
-
 // The link is a macvlan with prevResult's MAC and the configured mode.
 absl::StatusOr<net::LinkInfo> CheckLink(net::NetlinkSocket& sock, const Interface& want,
                                         const Config& config) {
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(sock, want.name);
-  if (absl::IsNotFound(link.status())) {
-    return Failed(absl::StrCat("container interface \"", want.name, "\" not found"));
-  }
-  RETURN_IF_ERROR(link);
-  if (link->kind != "macvlan") {
-    return Failed(absl::StrCat("container interface \"", want.name, "\" is not a macvlan"));
-  }
-  if (!want.mac.empty() && absl::AsciiStrToLower(want.mac) != link->mac.ToString()) {
-    return Failed(absl::StrCat("container interface \"", want.name, "\" has MAC ",
-                               link->mac.ToString(), ", prevResult says ", want.mac));
-  }
-  ASSIGN_OR_RETURN(net::MacvlanMode mode, net::MacvlanModeOf(sock, link->index));
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, want, "macvlan"), "macvlan");
+  ASSIGN_OR_RETURN(net::MacvlanMode mode, net::MacvlanModeOf(sock, link.index));
   if (mode != config.mode) {
     return Failed(absl::StrCat("container interface \"", want.name, "\" has mode ",
                                net::MacvlanModeName(mode), ", the config wants ",
                                net::MacvlanModeName(config.mode)));
   }
-  return *link;
-}
-
-// Every prevResult address of interface `index` is on the link.
-absl::Status CheckAddresses(net::NetlinkSocket& sock, const net::LinkInfo& link, const Result& prev,
-                            size_t index) {
-  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, link.index));
-  for (const IpConfig& ip : prev.ips) {
-    if (ip.interface && *ip.interface != static_cast<int>(index)) continue;
-    bool found = false;
-    for (const net::AddressInfo& a : addrs) found = found || a.prefix == ip.address;
-    if (!found) {
-      return Failed(absl::StrCat("address ", ip.address.ToString(),
-                                 " is missing on container interface \"", link.name, "\""));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Every prevResult route is in the container (destination, and gateway when given).
-absl::Status CheckRoutes(net::NetlinkSocket& sock, const Result& prev) {
-  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
-  for (const Route& r : prev.routes) {
-    bool found = false;
-    for (const net::RouteSpec& have : table) {
-      found = found || (have.dst.Network() == r.dst.Network() && net::HasPath(have, r.gw));
-    }
-    if (!found) {
-      std::string text = r.dst.Network().ToString();
-      if (r.gw) absl::StrAppend(&text, " via ", r.gw->ToString());
-      return Failed(absl::StrCat("route ", text, " is missing in the container"));
-    }
-  }
-  return absl::OkStatus();
+  return link;
 }
 
 }  // namespace
@@ -258,12 +190,13 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   if (!prev) return Invalid("required prevResult missing");
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
   if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
-  ASSIGN_OR_RETURN(size_t index, FindPrevInterface(*prev, args));
+  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns), "macvlan");
 
   ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
   ASSIGN_OR_RETURN(net::LinkInfo link, CheckLink(sock, prev->interfaces[index], config));
-  RETURN_IF_ERROR(CheckAddresses(sock, link, *prev, index));
-  return CheckRoutes(sock, *prev);
+  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), "macvlan");
+  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), "macvlan");
+  return absl::OkStatus();
 }
 
 absl::Status Gc(const CmdArgs& args, const Config& config) {

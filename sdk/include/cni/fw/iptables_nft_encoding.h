@@ -46,14 +46,16 @@ NftRuleSpec PortDnat(const PortMatch& match, const net::IpAddress& to, uint16_t 
 NftRuleSpec MultiportJump(absl::string_view comment, L4Protocol protocol, const std::vector<uint16_t>& ports,
                           absl::string_view chain);
 
-// "[-i IN] [[!] -o OUT] -m comment --comment C": the interface matches (each
-// only when named), the comment match and the counter; the caller appends the
-// target: .Jump(chain), .Drop(), .Return() or .Accept().
+// The interface part of a rule: "[-i IN] [[!] -o OUT]".
 struct InterfaceMatch {
   std::string in;            // -i; "" matches any
   std::string out;           // -o; "" matches any
   bool out_negated = false;  // "! -o OUT"
 };
+// "[-i IN] [[!] -o OUT] -m comment --comment C": the interface matches (each
+// only when named, compared as iptables-nft does), the comment match and the
+// counter; the caller appends the target: .Jump(chain), .Drop(), .Return()
+// or .Accept().
 NftRuleSpec Commented(const InterfaceMatch& match, absl::string_view comment);
 // "-d DEST -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT".
 NftRuleSpec AcceptEstablishedTo(const net::IpPrefix& dest);
