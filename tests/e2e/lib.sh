@@ -26,7 +26,8 @@ step() { echo "== $*"; }
 
 # The machine's state that the tier must not change: its links, netns pins,
 # nftables ruleset (iptables-nft rules included), legacy iptables rules, CNI
-# and container directories, and podman's cgroups.
+# and container directories, podman's default cgroup parent and this
+# script's own.
 machine_state() {
   echo "## links"; ip -o link show | sed -e 's/^[0-9]*: //' -e 's/[:@].*//' | sort
   echo "## netns"; ip netns list
@@ -43,8 +44,9 @@ machine_state() {
   ls /dev/shm | grep libpod || true
   # Only this script's cgroup parent: other e2e scripts may run alongside.
   echo "## cgroups"
-  find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d \
-    \( -name 'libpod*' -o -name "$CNI_E2E_CGROUP" \) 2>/dev/null | sort
+  # (cgroup v1: /sys/fs/cgroup/<controller>/<parent>; v2: /sys/fs/cgroup/<parent>)
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d \
+    \( -name libpod_parent -o -name "$CNI_E2E_CGROUP" \) 2>/dev/null | sort
   true
 }
 
@@ -147,10 +149,11 @@ e2e_teardown() {
   # parent stay. They are empty once the last conmon has exited.
   local c try
   for try in $(seq 50); do
-    for c in /sys/fs/cgroup/*/"${E2E_CGROUP_PARENT#/}"; do
+    for c in /sys/fs/cgroup/"$CNI_E2E_CGROUP" /sys/fs/cgroup/*/"$CNI_E2E_CGROUP"; do
       [[ -d $c ]] && { find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
     done
-    compgen -G "/sys/fs/cgroup/*/${E2E_CGROUP_PARENT#/}" >/dev/null || break
+    compgen -G "/sys/fs/cgroup/$CNI_E2E_CGROUP" >/dev/null ||
+      compgen -G "/sys/fs/cgroup/*/$CNI_E2E_CGROUP" >/dev/null || break
     sleep 0.1
   done
   exit "$rc"
