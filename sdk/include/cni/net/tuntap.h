@@ -17,6 +17,8 @@
 
 namespace cni::net {
 
+// What CreateTap makes: the tap's name, its owner and group, whether it has
+// several queues.
 struct TapSpec {
   std::string name;               // at most 15 bytes
   bool multi_queue = false;       // IFF_MULTI_QUEUE: openers must ask for it too
