@@ -2,8 +2,10 @@
 // veth pair in the test's private host namespace (the kernel here has no
 // dummy links), so nothing reaches a real interface.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -233,7 +235,13 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
       i.mac.clear();
       i.sandbox = "SANDBOX";
     }
+    // The kernel sets operstate later (linkwatch, at most once a second when
+    // links change quickly): compare it once it has left UNKNOWN.
     Json l = LinkJson(fx, ns, "eth0");
+    for (int i = 0; i < 30 && l.value("operstate", "") == "UNKNOWN"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      l = LinkJson(fx, ns, "eth0");
+    }
     s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"]["info_data"].value("mode", ""), " ",
                           l.value("operstate", ""));
     s.addrs = MustExec(fx, ns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
@@ -251,4 +259,33 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
   CHECK(ours.addrs == up.addrs);
   CHECK(ours.routes == up.routes);
   TearDown(fx, {up_ns, our_ns}, {"mst0"});
+}
+
+// Upstream's usual set-up: a dummy link as the master. The kernels this
+// suite usually runs on have no dummy links, so this runs in the VM tier
+// (tests/vm) only.
+TEST_CASE("macvlan: a dummy master", "[vm][macvlan]") {
+  NetnsFixture fx;
+  MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "dummy"});
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
+  CHECK(LinkJson(fx, "", "mst0")["linkinfo"].value("info_kind", "") == "dummy");
+  std::string c1 = fx.AddNetns("c1");
+  std::string c2 = fx.AddNetns("c2");
+  std::string conf1 = MvConf("1.0.0", StaticIpam("10.44.0.5/24"));
+  std::string conf2 = MvConf("1.0.0", StaticIpam("10.44.0.6/24"));
+  cni::Result r1 = MustResult(Call("ADD", conf1, c1, "ctr1"));
+  MustResult(Call("ADD", conf2, c2, "ctr2"));
+  Json eth0 = LinkJson(fx, c1, "eth0");
+  CHECK(eth0["linkinfo"].value("info_kind", "") == "macvlan");
+  CHECK(eth0["linkinfo"]["info_data"].value("mode", "") == "bridge");
+  CHECK(eth0.value("link_index", 0) == LinkJson(fx, "", "mst0").value("ifindex", -1));
+  CHECK(eth0.value("address", "") == r1.interfaces[0].mac);
+  CHECK(cni::test::Ping(c1, A("10.44.0.6")));
+  CHECK(cni::test::Ping(c2, A("10.44.0.5")));
+  CHECK(fx.Links() == std::vector<std::string>{"lo", "mst0"});
+  MustSucceed(Call("DEL", conf1, c1, "ctr1"));
+  MustSucceed(Call("DEL", conf2, c2, "ctr2"));
+  CHECK(fx.Links(c1) == kOnlyLo);
+  CHECK(fx.Links(c2) == kOnlyLo);
+  TearDown(fx, {c1, c2}, {"mst0"});
 }

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -285,6 +286,11 @@ bool Ping(const std::string& netns_path, const net::IpAddress& dst, int timeout_
   }
   close(fd);
   return replied;
+}
+
+bool FullKernelExpected() {
+  const char* v = getenv("CNI_TEST_FULL_KERNEL");
+  return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
 }  // namespace cni::test

@@ -71,4 +71,10 @@ class NetnsFixture {
 // socket, so it needs no ping binary.
 bool Ping(const std::string& netns_path, const net::IpAddress& dst, int timeout_ms = 3000);
 
+// True in the VM tier's guest (tests/vm: CNI_TEST_FULL_KERNEL=1), whose kernel
+// has every link type and feature the suite tests. A test that probes the
+// kernel and takes a reduced path when a feature is missing must fail there
+// instead, so the guest always exercises the full path.
+bool FullKernelExpected();
+
 }  // namespace cni::test
