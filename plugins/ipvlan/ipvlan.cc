@@ -42,33 +42,18 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   return sublink::Add(args, spec);
 }
 
-absl::Status Del(const CmdArgs& args, const Config& config) {
-  return sublink::Del(args, config.ipam_type, "ipvlan");
-}
-
 absl::Status Check(const CmdArgs& args, const Config& config) {
   sublink::CheckSpec spec{.plugin = "ipvlan", .kind = "ipvlan", .ipam_type = config.ipam_type};
   // The ipvlan mode is the configured one.
   spec.check_link = [&](net::NetlinkSocket& sock, const net::LinkInfo& link) -> absl::Status {
     ASSIGN_OR_RETURN(net::IpvlanMode mode, net::IpvlanModeOf(sock, link.index));
     if (mode == config.mode) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "ipvlan: container interface \"", link.name, "\" has mode ", net::IpvlanModeName(mode),
-        ", the config wants ", net::IpvlanModeName(config.mode)));
+    return sublink::Mismatch("ipvlan", link, "mode", net::IpvlanModeName(mode),
+                             net::IpvlanModeName(config.mode));
   };
   return sublink::Check(args, spec);
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  return sublink::Gc(args, config.ipam_type);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  return sublink::Status(args, config.ipam_type);
-}
-
-PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
-}
+PluginFuncs Funcs() { return sublink::Funcs<Config>("ipvlan", Add, Check); }
 
 }  // namespace cni::ipvlan

@@ -30,33 +30,18 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   return sublink::Add(args, spec);
 }
 
-absl::Status Del(const CmdArgs& args, const Config& config) {
-  return sublink::Del(args, config.ipam_type, "macvlan");
-}
-
 absl::Status Check(const CmdArgs& args, const Config& config) {
   sublink::CheckSpec spec{.plugin = "macvlan", .kind = "macvlan", .ipam_type = config.ipam_type};
   // The macvlan mode is the configured one.
   spec.check_link = [&](net::NetlinkSocket& sock, const net::LinkInfo& link) -> absl::Status {
     ASSIGN_OR_RETURN(net::MacvlanMode mode, net::MacvlanModeOf(sock, link.index));
     if (mode == config.mode) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "macvlan: container interface \"", link.name, "\" has mode ", net::MacvlanModeName(mode),
-        ", the config wants ", net::MacvlanModeName(config.mode)));
+    return sublink::Mismatch("macvlan", link, "mode", net::MacvlanModeName(mode),
+                             net::MacvlanModeName(config.mode));
   };
   return sublink::Check(args, spec);
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  return sublink::Gc(args, config.ipam_type);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  return sublink::Status(args, config.ipam_type);
-}
-
-PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
-}
+PluginFuncs Funcs() { return sublink::Funcs<Config>("macvlan", Add, Check); }
 
 }  // namespace cni::macvlan

@@ -49,6 +49,14 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
     link.name = spec.name_prefix + net::RandomVethName().substr(4);  // + 8 hex digits
     created = spec.create(master_sock, link);
     if (!absl::IsAlreadyExists(created)) break;
+    // EEXIST with a free name: the master already carries what this link
+    // would duplicate (a vlan with the same VLAN ID, say). No retry helps.
+    ASSIGN_OR_RETURN(bool clash, net::LinkExists(csock, link.name));
+    if (!clash) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          spec.plugin, ": master \"", master.name, "\" refused the new link (", created.message(),
+          "): it already has a link that this one would duplicate"));
+    }
   }
   RETURN_IF_ERROR(created, spec.plugin);
   ASSIGN_OR_RETURN(net::LinkInfo made, net::LinkByName(csock, link.name));
@@ -263,6 +271,12 @@ absl::Status Check(const CmdArgs& args, const CheckSpec& spec) {
   ASSIGN_OR_RETURN(net::LinkInfo link, CheckLink(sock, prev->interfaces[index], spec));
   RETURN_IF_ERROR(CheckAddresses(sock, link, *prev, index, spec.plugin));
   return CheckRoutes(sock, *prev, spec.plugin);
+}
+
+absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,
+                      absl::string_view have, absl::string_view want) {
+  return Failed(plugin, absl::StrCat("container interface \"", link.name, "\" has ", what, " ", have,
+                                     ", the config wants ", want));
 }
 
 absl::Status Gc(const CmdArgs& args, absl::string_view ipam_type) {

@@ -57,9 +57,11 @@ const std::vector<std::string> kOnlyLo = {"lo"};
 
 TEST_CASE("ipvlan: two containers reach each other in l2, l3 and l3s, every version",
           "[vm][ipvlan]") {
-  const std::string version =
-      GENERATE(as<std::string>{}, "0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0");
-  const std::string mode = GENERATE(as<std::string>{}, "l2", "l3", "l3s");
+  // Every version and every mode, each mode at a version with CHECK (the
+  // guest's emulated CPU makes the full product too slow).
+  const auto [version, mode] = GENERATE(table<std::string, std::string>(
+      {{"0.1.0", "l2"}, {"0.2.0", "l3"}, {"0.3.0", "l3s"}, {"0.3.1", "l2"}, {"0.4.0", "l3"},
+       {"1.0.0", "l3s"}, {"1.1.0", "l2"}}));
   INFO("cniVersion " << version << ", mode " << mode);
   NetnsFixture fx;
   DummyMaster(fx);
@@ -218,10 +220,6 @@ TEST_CASE("ipvlan: DEL releases the address when the namespace is gone", "[vm][i
 }
 
 TEST_CASE("ipvlan: same result and kernel state as upstream's ipvlan", "[vm][ipvlan][differential]") {
-  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/ipvlan")) {
-    WARN("no upstream ipvlan: differential skipped");
-    return;
-  }
   NetnsFixture fx;
   DummyMaster(fx);
   const Json extra = GENERATE(Json({{"mode", "l3"}, {"mtu", 1400}}), Json({{"mode", "l3s"}}),
@@ -229,32 +227,8 @@ TEST_CASE("ipvlan: same result and kernel state as upstream's ipvlan", "[vm][ipv
   INFO(extra.dump());
   Json routes = Json::array({{{"dst", "0.0.0.0/0"}, {"gw", "10.45.0.1"}}});
   std::string conf = IvConf("1.0.0", StaticIpam("10.45.0.5/24", "", routes), extra);
-  struct Snap {
-    cni::Result result;
-    std::string link, addrs, routes;
-  };
-  auto snap = [&](const std::string& dir, const std::string& ns) {
-    Snap s;
-    s.result = MustResult(Call("ADD", conf, ns, "diff", {.dir = dir}));
-    NormalizeForDiff(s.result, "");
-    Json l = LinkJson(fx, ns, "eth0");
-    s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"].dump(), " ", l.value("operstate", ""),
-                          " ", l.value("flags", Json::array()).dump());
-    s.addrs = MustExec(fx, ns, {"ip", "-o", "addr", "show", "dev", "eth0"});
-    s.routes = MustExec(fx, ns, {"ip", "route", "show"});
-    MustSucceed(Call("DEL", conf, ns, "diff", {.dir = dir}));
-    CHECK(fx.Links(ns) == kOnlyLo);
-    return s;
-  };
-  std::string up_ns = fx.AddNetns("up");
-  std::string our_ns = fx.AddNetns("ours");
-  Snap up = snap(kUpstreamDir, up_ns);
-  Snap ours = snap("", our_ns);
-  CHECK(ours.result == up.result);
-  CHECK(ours.link == up.link);
-  CHECK(ours.addrs == up.addrs);
-  CHECK(ours.routes == up.routes);
-  TearDown(fx, {up_ns, our_ns}, {"mst0"});
+  CheckSameAsUpstream(fx, "ipvlan", conf);
+  TearDown(fx, {}, {"mst0"});
 }
 
 // ---- Cases that need no ipvlan support: they run on every kernel. ----

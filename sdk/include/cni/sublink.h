@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,10 +55,12 @@ struct NewLink {
   const net::Netns* netns;
 };
 
+// What a plugin tells Add: its names, the master, the keys Add applies, and
+// how to create its kind of link.
 struct AddSpec {
   std::string plugin;          // "ipvlan": prefixes every message
   std::string name_prefix;     // the temporary name: this + 8 hex digits (<= 7 chars)
-  Master master;
+  Master master;               // the configured master (name may be "")
   int mtu = 0;                 // checked against the master's; 0: the master's
   std::string ipam_type;       // "": layer 2 only (or the chained addresses below)
   std::optional<Dns> dns;      // replaces IPAM's dns when set
@@ -80,6 +83,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 // is success. Keeps going past a failure and reports them all.
 absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin);
 
+// What a plugin tells Check: its names, IPAM, and its kind's own checks.
 struct CheckSpec {
   std::string plugin;     // message prefix
   std::string kind;       // IFLA_INFO_KIND the link must have ("ipvlan")
@@ -94,8 +98,31 @@ struct CheckSpec {
 // are in the container. Failures carry code 999, as upstream's.
 absl::Status Check(const CmdArgs& args, const CheckSpec& spec);
 
-// GC and STATUS: forwarded to IPAM; success without IPAM.
+// CHECK's message when the link's `what` ("mode", "VLAN ID") is `have` and
+// the config wants `want` (code 999, as upstream's CHECK failures):
+// `ipvlan: container interface "eth0" has mode l2, the config wants l3`.
+absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,
+                      absl::string_view have, absl::string_view want);
+
+// GC: forwarded to IPAM; success without IPAM.
 absl::Status Gc(const CmdArgs& args, absl::string_view ipam_type);
+// STATUS: forwarded to IPAM; success without IPAM.
 absl::Status Status(const CmdArgs& args, absl::string_view ipam_type);
+
+// The command table of a plugin built on these steps: its own ADD and CHECK
+// (calling Add and Check above); DEL, GC and STATUS straight from
+// `Config::ipam_type`.
+template <typename Config>
+PluginFuncs Funcs(std::string plugin,
+                  std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,
+                  std::function<absl::Status(const CmdArgs&, const Config&)> check) {
+  return Typed<Config>({
+      .add = std::move(add),
+      .del = [plugin](const CmdArgs& args, const Config& c) { return Del(args, c.ipam_type, plugin); },
+      .check = std::move(check),
+      .gc = [](const CmdArgs& args, const Config& c) { return Gc(args, c.ipam_type); },
+      .status = [](const CmdArgs& args, const Config& c) { return Status(args, c.ipam_type); },
+  });
+}
 
 }  // namespace cni::sublink

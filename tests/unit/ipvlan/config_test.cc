@@ -9,21 +9,13 @@
 #include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
+#include "support/config_parse.h"
 
 namespace {
 
 using cni::ipvlan::Config;
 
-absl::StatusOr<Config> Parse(const std::string& extra) {
-  std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"ipvlan")";
-  if (!extra.empty()) text += "," + extra;
-  text += "}";
-  absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
-  REQUIRE(conf.ok());
-  cni::CmdArgs args;
-  args.conf = *conf;
-  return Config::Parse(args);
-}
+absl::StatusOr<Config> Parse(const std::string& extra) { return cni::test::ParseConfig<Config>("ipvlan", extra); }
 
 }  // namespace
 
