@@ -1,4 +1,4 @@
-# cni_add_plugin(<name> SOURCES <files...>)
+# cni_add_plugin(<name> [DYNAMIC] SOURCES <files...>)
 # Builds one plugin executable into ${CNI_PLUGIN_BUILD_DIR} and installs it into
 # ${CNI_PLUGIN_INSTALL_DIR}. The plugin's logic also goes into a static library
 # <name>_lib (everything but main.cc) so unit tests can link it.
@@ -15,8 +15,12 @@
 # and utils.o contain name-resolving helpers (nl_addr_parse of a host name,
 # nl_ip_proto2str). The plugins never call them: they build every address from
 # bytes and never print protocol names, so no NSS module is ever loaded.
+#
+# DYNAMIC: for a plugin that needs a library Debian ships only as a shared
+# object (firewall: libsystemd's sd-bus). It still links libstdc++ and libgcc
+# statically, as the non-static build does.
 function(cni_add_plugin name)
-  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "DYNAMIC" "" "SOURCES" ${ARGN})
   set(lib_sources ${ARG_SOURCES})
   list(FILTER lib_sources EXCLUDE REGEX "main\\.cc$")
   if(lib_sources)
@@ -31,7 +35,7 @@ function(cni_add_plugin name)
   target_link_libraries(${name} PRIVATE ${link_target})
   if(CNI_SANITIZE)
     # Sanitizers want the shared runtime libraries.
-  elseif(NOT CNI_STATIC_PLUGINS)
+  elseif(NOT CNI_STATIC_PLUGINS OR ARG_DYNAMIC)
     target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
   else()
     target_link_options(${name} PRIVATE -static-pie)

@@ -10,7 +10,7 @@
 // container's chain, rules and entries over netlink in iptables-nft's
 // encoding (cni/fw/iptables_nft_encoding.h), and DEL removes the container's
 // chain and its jumps in one nf_tables transaction, by the handles ADD
-// recorded (rule_record.h): no program runs, and neither grows much with the
+// recorded (cni/fw/rule_record.h): no program runs, and neither grows much with the
 // table.
 #include <algorithm>
 #include <cstdio>
@@ -30,7 +30,7 @@
 #include "cni/fw/nft_batch.h"
 #include "cni/status_macros.h"
 #include "portmap.h"
-#include "rule_record.h"
+#include "cni/fw/rule_record.h"
 
 namespace cni::portmap::ipt {
 namespace {
@@ -281,7 +281,7 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
 
 namespace {
 // With iptables-nft: records the handles of the container's jumps from
-// CNI-HOSTPORT-DNAT (rule_record.h), so that DEL need not list the chain.
+// CNI-HOSTPORT-DNAT (cni/fw/rule_record.h), so that DEL need not list the chain.
 // They are the `inserted` ones when ADD wrote them over netlink. Else
 // iptables-restore has just put them at the chain's top, so reading its
 // first few rules finds them whatever the chain's length; a few more are
@@ -289,10 +289,10 @@ namespace {
 // record, and DEL lists.
 void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const DnatRules& d,
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
-  RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
+  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
   if (!store.enabled()) return;
   const fw::NftFamily family = fw::IpFamily(v6);
-  Record record = store.Load(id).value_or(Record{});
+  fw::RuleRecord record = store.Load(id).value_or(fw::RuleRecord{});
   record.tables.erase(family);
   std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
   // Only the netlink path (iptables-nft) fills `inserted`; otherwise ask.
@@ -310,7 +310,7 @@ void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const Dnat
       if (r.jump == d.chain) jumps.push_back(r);
     }
   }
-  if (jumps.size() != d.entries.size() || !NoteTable(nl, record, family, "nat")) return store.Remove(id);
+  if (jumps.size() != d.entries.size() || !fw::NoteTable(nl, record, family, "nat")) return store.Remove(id);
   record.rules.insert(record.rules.end(), jumps.begin(), jumps.end());
   store.Save(id, record);
 }
@@ -358,11 +358,11 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
 namespace {
 // The recorded jumps of `family` when the record can be trusted: the nat
 // table still has the handle it had then.
-std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<Record>& record,
+std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record,
                                                       fw::NftFamily family) {
   if (!record.has_value()) return std::nullopt;
   absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
-  if (!nl.ok() || !TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
+  if (!nl.ok() || !fw::TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
   std::vector<fw::NftRule> jumps;
   for (const fw::NftRule& r : record->rules) {
     if (r.family == family && r.table == "nat" && r.chain == kDnat) jumps.push_back(r);
@@ -377,7 +377,7 @@ std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const s
 // recorded handles, else by listing the entry chain. With iptables-nft the
 // probe costs no program run, so it is always made; with iptables-legacy
 // only when `probe_first`. False: read the table (a failed probe too).
-bool RemovedWithoutSnapshot(LazyNetfilter& nf, const std::optional<Record>& record, bool v6, bool probe_first,
+bool RemovedWithoutSnapshot(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record, bool v6, bool probe_first,
                             const std::string& dn, const std::string& sn) {
   const bool nft = fw::IptablesIsNft(v6);
   if (!probe_first && !nft) return false;
@@ -408,8 +408,8 @@ absl::Status RemoveFromSnapshot(bool v6, const std::string& dn, const std::strin
 // program runs whose cost grows with the table, so those run side by side.
 static absl::Status Unforward(LazyNetfilter& nf, const std::string& network, const std::string& id,
                               bool probe_first) {
-  RecordStore store = RecordStore::ForCurrentNetns(kIptRecordDir);
-  const std::optional<Record> record = store.Load(id);
+  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
+  const std::optional<fw::RuleRecord> record = store.Load(id);
   const std::string dn = fw::ChainName(network, id, "DN-");
   const std::string sn = fw::ChainName(network, id, "SN-");
   bool need_snapshot[2] = {false, false};
@@ -450,7 +450,7 @@ static absl::Status Check(const Config& c, const std::string& id, const net::IpP
 static absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   // As iptables-save prints it: the comment's quotes are backslash-escaped.
   std::string prefix = absl::StrCat("dnat name: \\\"", network, "\\\" id: \\\"");
-  RecordStore records = RecordStore::ForCurrentNetns(kIptRecordDir);
+  fw::RuleRecordStore records = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
   std::vector<std::string> errors;
   for (bool v6 : {false, true}) {
     if (!fw::IptablesAvailable(v6)) continue;

@@ -13,7 +13,7 @@
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/status_macros.h"
-#include "rule_record.h"
+#include "cni/fw/rule_record.h"
 #include "portmap.h"
 
 namespace cni::portmap::nft {
@@ -98,19 +98,20 @@ absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, c
 
 // Whether `record` can be trusted: every table it names still has the
 // handle it had when the rules were made.
-bool Trusted(net::NetlinkSocket& nl, const Record& record) {
+bool Trusted(net::NetlinkSocket& nl, const fw::RuleRecord& record) {
   return std::all_of(record.tables.begin(), record.tables.end(),
-                     [&](const auto& noted) { return TableUnchanged(nl, record, noted.first, kTable); });
+                     [&](const auto& noted) { return fw::TableUnchanged(nl, record, noted.first, kTable); });
 }
 
 // Records the container's rules among those a commit just added (not the
 // hook chains' jumps, which every ADD makes again), with the handles of the
 // tables they went into.
-void Remember(net::NetlinkSocket& nl, const RecordStore& store, const std::string& id, const std::vector<fw::NftRule>& added) {
-  Record record;
+void Remember(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id,
+              const std::vector<fw::NftRule>& added) {
+  fw::RuleRecord record;
   for (const fw::NftRule& r : added) {
     if (r.comment != id) continue;
-    if (record.tables.count(r.family) == 0 && !NoteTable(nl, record, r.family, kTable)) return store.Remove(id);
+    if (record.tables.count(r.family) == 0 && !fw::NoteTable(nl, record, r.family, kTable)) return store.Remove(id);
     record.rules.push_back(r);
   }
   store.Save(id, record);
@@ -121,11 +122,11 @@ void Remember(net::NetlinkSocket& nl, const RecordStore& store, const std::strin
 // and upstream never looks); a retry lists the tables, since the failure may
 // have been a recorded rule deleted by someone else, or a commit whose echo
 // was lost.
-absl::Status ForwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const Config& c, const std::string& id,
+absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const Config& c, const std::string& id,
                          const std::vector<net::IpPrefix>& addrs, bool first_attempt) {
   std::optional<std::vector<fw::NftRule>> stale;  // nullopt: unknown, list them
   if (first_attempt && store.enabled()) {
-    std::optional<Record> record = store.Load(id);
+    std::optional<fw::RuleRecord> record = store.Load(id);
     if (!record.has_value()) stale.emplace();  // no record: nothing of ours
     else if (Trusted(nl, *record)) stale = std::move(record->rules);
   }
@@ -148,8 +149,8 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const
   return absl::OkStatus();
 }
 
-absl::Status UnforwardOnce(net::NetlinkSocket& nl, const RecordStore& store, const std::string& id, bool first_attempt) {
-  std::optional<Record> record = first_attempt ? store.Load(id) : std::nullopt;
+absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id, bool first_attempt) {
+  std::optional<fw::RuleRecord> record = first_attempt ? store.Load(id) : std::nullopt;
   if (record.has_value() && Trusted(nl, *record)) {
     fw::NftBatch b;
     for (const fw::NftRule& r : record->rules) b.DeleteRule(r);
@@ -184,7 +185,7 @@ class NftBackend final : public PortmapBackend {
 absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   const char* what = "unable to set up nftables rules for port mappings";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
+  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
   return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(*nl, store, c, id, addrs, std::exchange(first, false)); }),
                   what);
@@ -193,7 +194,7 @@ absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::
 absl::Status NftBackend::Del(const TeardownConfig&, const std::string& id) {
   const char* what = "deleting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  RecordStore store = RecordStore::ForCurrentNetns(kNftRecordDir);
+  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir);
   bool first = true;
   return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, id, std::exchange(first, false)); }),
                   what);
@@ -237,7 +238,7 @@ absl::Status NftBackend::Gc(const std::string&, const std::vector<std::string>& 
     }
   }
   RETURN_IF_ERROR(b.Commit(*nl), what);
-  RecordStore::ForCurrentNetns(kNftRecordDir).RemoveAllBut(valid_ids);
+  fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir).RemoveAllBut(valid_ids);
   return absl::OkStatus();
 }
 

@@ -89,12 +89,6 @@ absl::Status EnableLocalnetRouting(const net::IpAddress& container_ip) {
 
 }  // namespace
 
-absl::StatusOr<net::NetlinkSocket*> LazyNetfilter::Get() {
-  if (!nl_.has_value()) {
-    ASSIGN_OR_RETURN(nl_, fw::nft::OpenSocket());
-  }
-  return &*nl_;
-}
 
 std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& nf) {
   return backend == fw::Backend::kNftables ? MakeNftablesBackend(nf) : MakeIptablesBackend(nf);

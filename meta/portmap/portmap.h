@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/netlink.h"
 #include "cni/skel.h"
@@ -17,6 +18,11 @@
 #include "config.h"
 
 namespace cni::portmap {
+
+// Where each backend's rule records live (cni/fw/rule_record.h: one file per
+// host namespace and container).
+inline constexpr const char* kNftRecordDir = "/run/cni/portmap/nftables";
+inline constexpr const char* kIptRecordDir = "/run/cni/portmap/iptables";
 
 // The handlers (skel parses the configuration first: Config for ADD and
 // CHECK, the lenient TeardownConfig for DEL and GC).
@@ -32,20 +38,8 @@ std::vector<std::string> SupportedVersions();
 // Both backends' tables are of family fw::IpFamily(v6) (with iptables-nft,
 // iptables' tables are nf_tables tables too).
 
-// The one NETLINK_NETFILTER socket of a plugin call, opened on first use
-// (many calls need none) in the calling thread's namespace, and handed to
-// every backend the call uses. One per call, used by one thread: each socket
-// costs system calls to open, and its close after a commit that deleted
-// rules waits for the kernel to release them (an RCU grace period, several
-// ms), so a call closes one socket, once, at its end.
-class LazyNetfilter {
- public:
-  // The socket, opened now if not yet.
-  absl::StatusOr<net::NetlinkSocket*> Get();
-
- private:
-  std::optional<net::NetlinkSocket> nl_;
-};
+// The call's one netfilter socket (cni/fw/nft.h).
+using LazyNetfilter = fw::LazyNetfilter;
 
 // One packet-filter backend. Add: install the rules for every address in
 // `addrs` (at most one per family), replacing this container's earlier

@@ -4,17 +4,14 @@
 #include "cni/error.h"
 #include "cni/plugin_keys.h"
 #include "cni/status_macros.h"
+#include "cni/sublink.h"
 
 namespace cni::vlan {
 namespace {
 
-const config::Schema<Config> kKeys = {
-    config::Whole("master", &Config::master, ParseMasterKey),
-    config::Integer("vlanId", &Config::vlan_id, {0, 4094}),
-    config::Whole("mtu", &Config::mtu, ParseSublinkMtuKey),
-    config::Bool("linkInContainer", &Config::link_in_container),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
-};
+// The shared keys of a link on a master, then the kind's own.
+const config::Schema<Config> kKeys = sublink::Keys<Config>(
+    {config::Integer("vlanId", &Config::vlan_id, {0, 4094})});
 
 }  // namespace
 

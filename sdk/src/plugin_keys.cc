@@ -1,6 +1,7 @@
 #include "cni/plugin_keys.h"
 
 #include "absl/strings/str_cat.h"
+#include "cni/args.h"
 #include "cni/error.h"
 #include "cni/skel.h"
 #include "cni/status_macros.h"
@@ -68,6 +69,22 @@ absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_
     return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
   }
   return *backend;
+}
+
+absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& args,
+                                                              absl::string_view plugin) {
+  std::optional<std::string> text;
+  ASSIGN_OR_RETURN(std::optional<std::string> key, GetString(args.conf.raw, "mac"));
+  if (key && !key->empty()) text = *key;
+  if (!args.args.empty()) {
+    ASSIGN_OR_RETURN(CniArgs env, CniArgs::Parse(args.args, {"MAC", "IP"}));
+    if (std::optional<std::string> v = env.Mac(); v && !v->empty()) text = *v;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> runtime, GetString(args.conf.runtime_config, "mac"));
+  if (runtime && !runtime->empty()) text = *runtime;
+  if (!text) return std::nullopt;
+  ASSIGN_OR_RETURN(net::MacAddress mac, net::MacAddress::Parse(*text), plugin, ": mac");
+  return mac;
 }
 
 }  // namespace cni

@@ -6,15 +6,16 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/invoke.h"
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
+#include "cni/net/check.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
+#include "cni/net/teardown.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
@@ -172,105 +173,23 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
 }
 
 absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must not leak when the
-  // namespace is already gone.
-  if (!ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(ipam_type, args); !st.ok()) {
-      failures.push_back(Annotate(st, absl::StrCat(plugin, ": releasing the IPAM address")));
-    }
-  }
-  if (!args.netns.empty()) {
-    // A namespace that is gone took the link with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) {
-      failures.push_back(Annotate(st, plugin));
-    }
-  }
-  return JoinErrors(failures);
+  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin);
 }
-
-namespace {
-
-// The index of the interface prevResult gives for CNI_IFNAME in CNI_NETNS
-// (the last one, if it lists several).
-absl::StatusOr<size_t> FindPrevInterface(const Result& prev, const CmdArgs& args,
-                                         absl::string_view plugin) {
-  std::optional<size_t> index;
-  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
-    const Interface& itf = prev.interfaces[i];
-    if (itf.name == args.ifname && itf.sandbox == args.netns) index = i;
-  }
-  if (index) return *index;
-  return Failed(plugin, absl::StrCat("prevResult has no interface \"", args.ifname,
-                                     "\" with sandbox \"", args.netns, "\""));
-}
-
-// The link exists, has the kind and prevResult's MAC, and passes check_link.
-absl::StatusOr<net::LinkInfo> CheckLink(net::NetlinkSocket& sock, const Interface& want,
-                                        const CheckSpec& spec) {
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(sock, want.name);
-  if (absl::IsNotFound(link.status())) {
-    return Failed(spec.plugin, absl::StrCat("container interface \"", want.name, "\" not found"));
-  }
-  RETURN_IF_ERROR(link);
-  if (link->kind != spec.kind) {
-    return Failed(spec.plugin, absl::StrCat("container interface \"", want.name, "\" is not ",
-                                            spec.kind == "ipvlan" ? "an " : "a ", spec.kind));
-  }
-  if (!want.mac.empty() && absl::AsciiStrToLower(want.mac) != link->mac.ToString()) {
-    return Failed(spec.plugin, absl::StrCat("container interface \"", want.name, "\" has MAC ",
-                                            link->mac.ToString(), ", prevResult says ", want.mac));
-  }
-  if (spec.check_link) RETURN_IF_ERROR(spec.check_link(sock, *link));
-  return *link;
-}
-
-// Every prevResult address of interface `index` is on the link.
-absl::Status CheckAddresses(net::NetlinkSocket& sock, const net::LinkInfo& link, const Result& prev,
-                            size_t index, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::vector<net::AddressInfo> addrs, net::ListAddresses(sock, link.index));
-  for (const IpConfig& ip : prev.ips) {
-    if (ip.interface && *ip.interface != static_cast<int>(index)) continue;
-    bool found = false;
-    for (const net::AddressInfo& a : addrs) found = found || a.prefix == ip.address;
-    if (!found) {
-      return Failed(plugin, absl::StrCat("address ", ip.address.ToString(),
-                                         " is missing on container interface \"", link.name, "\""));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Every prevResult route is in the container (destination, and gateway when given).
-absl::Status CheckRoutes(net::NetlinkSocket& sock, const Result& prev, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::vector<net::RouteSpec> table, net::ListRoutes(sock));
-  for (const Route& r : prev.routes) {
-    bool found = false;
-    for (const net::RouteSpec& have : table) {
-      found = found || (have.dst.Network() == r.dst.Network() && net::HasPath(have, r.gw));
-    }
-    if (!found) {
-      std::string text = r.dst.Network().ToString();
-      if (r.gw) absl::StrAppend(&text, " via ", r.gw->ToString());
-      return Failed(plugin, absl::StrCat("route ", text, " is missing in the container"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::Status Check(const CmdArgs& args, const CheckSpec& spec) {
   ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
   if (!prev) return Invalid(spec.plugin, "required prevResult missing");
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
   if (!spec.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(spec.ipam_type, args));
-  ASSIGN_OR_RETURN(size_t index, FindPrevInterface(*prev, args, spec.plugin));
+  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns), spec.plugin);
 
   ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
-  ASSIGN_OR_RETURN(net::LinkInfo link, CheckLink(sock, prev->interfaces[index], spec));
-  RETURN_IF_ERROR(CheckAddresses(sock, link, *prev, index, spec.plugin));
-  return CheckRoutes(sock, *prev, spec.plugin);
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], spec.kind),
+                   spec.plugin);
+  if (spec.check_link) RETURN_IF_ERROR(spec.check_link(sock, link));
+  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), spec.plugin);
+  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), spec.plugin);
+  return absl::OkStatus();
 }
 
 absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,

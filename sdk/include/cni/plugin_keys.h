@@ -9,6 +9,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/json.h"
+#include "cni/net/ip.h"
+#include "cni/skel.h"
 #include "cni/types.h"
 
 namespace cni {
@@ -38,5 +40,11 @@ absl::StatusOr<int> ParseSublinkMtuKey(const Json& raw, absl::string_view plugin
 // "ipMasqBackend": "" when absent, null or empty (upstream's default choice),
 // else "iptables" or "nftables"; anything else is code 7.
 absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_view plugin);
+
+// The MAC of a link plugin (macvlan, tap) from its three sources, later wins:
+// the key "mac", CNI_ARGS MAC, runtimeConfig.mac (upstream's order); empty
+// strings do not count. Only the winner is parsed: bad MAC, code 7. None: nullopt.
+absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& args,
+                                                              absl::string_view plugin);
 
 }  // namespace cni

@@ -22,13 +22,44 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/config_schema.h"
+#include "cni/json.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
+#include "cni/plugin_keys.h"
 #include "cni/skel.h"
+#include "cni/status_macros.h"
 #include "cni/types.h"
 
 namespace cni::sublink {
+
+// A plugin's key table: the keys every plugin on these steps reads, into
+// Config fields of these names: "master" (master), "mtu" (mtu),
+// "linkInContainer" (link_in_container), "dns" (dns); then `kind_keys`.
+template <typename Config>
+config::Schema<Config> Keys(std::initializer_list<config::Key<Config>> kind_keys) {
+  config::Schema<Config> keys = {
+      config::Whole("master", &Config::master, ParseMasterKey),
+      config::Whole("mtu", &Config::mtu, ParseSublinkMtuKey),
+      config::Bool("linkInContainer", &Config::link_in_container),
+      config::Whole("dns", &Config::dns, ParseDnsKey),
+  };
+  keys.insert(keys.end(), kind_keys);
+  return keys;
+}
+
+// The "mode" row of a link kind: the string through `parse` (absent or null
+// reads as "", the kind's default); `parse`'s error (code 7) names the plugin.
+template <typename Config, typename Mode>
+config::Key<Config> ModeKey(Mode Config::*field, absl::StatusOr<Mode> (*parse)(absl::string_view)) {
+  return config::Whole("mode", field,
+                       [parse](const Json& raw, absl::string_view plugin) -> absl::StatusOr<Mode> {
+                         CNI_ASSIGN_OR_RETURN(std::optional<std::string> mode, GetString(raw, "mode"));
+                         CNI_ASSIGN_OR_RETURN(Mode parsed, parse(mode.value_or("")), plugin);
+                         return parsed;
+                       });
+}
 
 // Where the master is looked for.
 struct Master {

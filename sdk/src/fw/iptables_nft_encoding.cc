@@ -6,6 +6,7 @@
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/x_tables.h>
 #include <linux/netfilter/xt_comment.h>
+#include <linux/netfilter/xt_conntrack.h>
 #include <linux/netfilter/xt_multiport.h>
 
 #include <algorithm>
@@ -47,6 +48,13 @@ std::string DnatInfo(const net::IpAddress& to, uint16_t port) {
   return Info(range);
 }
 
+// The comment match's options: the text, cut to the kernel's limit.
+std::string CommentInfo(absl::string_view comment) {
+  xt_comment_info text{};
+  std::memcpy(text.comment, comment.data(), std::min(comment.size(), sizeof(text.comment) - 1));
+  return Info(text);
+}
+
 }  // namespace
 
 NftRuleSpec PortJump(const PortMatch& match, absl::string_view chain) { return Matching(match).Jump(chain); }
@@ -57,8 +65,6 @@ NftRuleSpec PortDnat(const PortMatch& match, const net::IpAddress& to, uint16_t 
 
 NftRuleSpec MultiportJump(absl::string_view comment, L4Protocol protocol, const std::vector<uint16_t>& ports,
                           absl::string_view chain) {
-  xt_comment_info text{};
-  std::memcpy(text.comment, comment.data(), std::min(comment.size(), sizeof(text.comment) - 1));
   xt_multiport_v1 multiport{};
   multiport.flags = XT_MULTIPORT_DESTINATION;
   multiport.count = static_cast<uint8_t>(std::min<size_t>(ports.size(), XT_MULTI_PORTS));
@@ -67,10 +73,36 @@ NftRuleSpec MultiportJump(absl::string_view comment, L4Protocol protocol, const 
   NftRuleSpec rule;
   rule.L4Proto(protocol)
       .XtProtocol(protocol)
-      .XtMatch("comment", 0, Info(text))
+      .XtMatch("comment", 0, CommentInfo(comment))
       .XtMatch("multiport", 1, Info(multiport))
       .Counter()
       .Jump(chain);
+  return rule;
+}
+
+NftRuleSpec Commented(const InterfaceMatch& match, absl::string_view comment) {
+  using Ifname = NftRuleSpec::Ifname;
+  NftRuleSpec rule;
+  if (!match.in.empty()) rule.InInterface(match.in, true, Ifname::kIptables);
+  if (!match.out.empty()) rule.OutInterface(match.out, !match.out_negated, Ifname::kIptables);
+  rule.XtMatch("comment", 0, CommentInfo(comment)).Counter();
+  return rule;
+}
+
+NftRuleSpec AcceptEstablishedTo(const net::IpPrefix& dest) {
+  // What libxt_conntrack's --ctstate fills in (revision 3, the one
+  // iptables 1.8 uses): the state flag and the two states' bits.
+  xt_conntrack_mtinfo3 ct{};
+  ct.match_flags = XT_CONNTRACK_STATE;
+  ct.state_mask = XT_CONNTRACK_STATE_BIT(IP_CT_RELATED) | XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED);
+  NftRuleSpec rule;
+  rule.DestAddress(dest).XtMatch("conntrack", 3, Info(ct)).Counter().Accept();
+  return rule;
+}
+
+NftRuleSpec AcceptFrom(const net::IpPrefix& source) {
+  NftRuleSpec rule;
+  rule.SourceAddress(source).Counter().Accept();
   return rule;
 }
 

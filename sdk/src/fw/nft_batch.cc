@@ -40,13 +40,16 @@ std::string PieceText(const NftPiece& p) {
     case Kind::kXtTarget: return absl::StrCat("xt target ", Quoted(p.text));
     case Kind::kCounter: return "counter";
     case Kind::kDestIsLocal: return "fib daddr type local";
-    case Kind::kInInterface: return absl::StrCat("iifname ", Quoted(p.text));
+    case Kind::kInInterface: return absl::StrCat("iifname ", p.equal ? "" : "!= ", Quoted(p.text));
+    case Kind::kOutInterface: return absl::StrCat("oifname ", p.equal ? "" : "!= ", Quoted(p.text));
+    case Kind::kCtEstablished: return "ct state related,established";
     case Kind::kEtherSource: return absl::StrCat("ether saddr ", p.mac.ToString());
     case Kind::kText: return p.text;
     case Kind::kJump: return absl::StrCat("jump ", p.text);
     case Kind::kGoto: return absl::StrCat("goto ", p.text);
     case Kind::kReturn: return "return";
     case Kind::kDrop: return "drop";
+    case Kind::kAccept: return "accept";
     case Kind::kMasquerade: return "masquerade";
     case Kind::kDnat:
       return p.address.is_v4() ? absl::StrCat("dnat to ", p.address.ToString(), ":", p.port)
@@ -86,9 +89,15 @@ NftRuleSpec& NftRuleSpec::XtProtocol(L4Protocol protocol) {
   return *this;
 }
 NftRuleSpec& NftRuleSpec::DestIsLocal() { return Add({.kind = Kind::kDestIsLocal}); }
-NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name) {
-  return Add({.kind = Kind::kInInterface, .text = std::string(name)});
+NftRuleSpec& NftRuleSpec::InInterface(absl::string_view name, bool equal, Ifname how) {
+  return Add({.kind = Kind::kInInterface, .equal = equal, .name_only = how == Ifname::kIptables,
+              .text = std::string(name)});
 }
+NftRuleSpec& NftRuleSpec::OutInterface(absl::string_view name, bool equal, Ifname how) {
+  return Add({.kind = Kind::kOutInterface, .equal = equal, .name_only = how == Ifname::kIptables,
+              .text = std::string(name)});
+}
+NftRuleSpec& NftRuleSpec::CtRelatedEstablished() { return Add({.kind = Kind::kCtEstablished}); }
 NftRuleSpec& NftRuleSpec::EtherSource(const net::MacAddress& mac) {
   return Add({.kind = Kind::kEtherSource, .mac = mac});
 }
@@ -99,6 +108,7 @@ NftRuleSpec& NftRuleSpec::Jump(absl::string_view chain) { return Add({.kind = Ki
 NftRuleSpec& NftRuleSpec::Goto(absl::string_view chain) { return Add({.kind = Kind::kGoto, .text = std::string(chain)}); }
 NftRuleSpec& NftRuleSpec::Return() { return Add({.kind = Kind::kReturn}); }
 NftRuleSpec& NftRuleSpec::Drop() { return Add({.kind = Kind::kDrop}); }
+NftRuleSpec& NftRuleSpec::Accept() { return Add({.kind = Kind::kAccept}); }
 NftRuleSpec& NftRuleSpec::Masquerade() { return Add({.kind = Kind::kMasquerade}); }
 NftRuleSpec& NftRuleSpec::Dnat(const net::IpAddress& to, uint16_t port) {
   return Add({.kind = Kind::kDnat, .address = to, .port = port});
@@ -129,14 +139,16 @@ std::string NftCommand::ToText() const {
     case Op::kAddTable:
       return comment.empty() ? absl::StrCat("add table ", where)
                              : absl::StrCat("add table ", where, " { comment ", Quoted(comment), " ; }");
-    case Op::kAddChain: {
+    case Op::kAddChain:
+    case Op::kCreateChain: {
+      const char* verb = op == Op::kAddChain ? "add chain " : "create chain ";
       std::string spec;
       if (hook.has_value()) {
         absl::StrAppend(&spec, "type ", hook->type, " hook ", hook->hook, " priority ", hook->priority, " ; ");
       }
       if (!comment.empty()) absl::StrAppend(&spec, "comment ", Quoted(comment), " ; ");
-      return spec.empty() ? absl::StrCat("add chain ", where, " ", chain)
-                          : absl::StrCat("add chain ", where, " ", chain, " { ", spec, "}");
+      return spec.empty() ? absl::StrCat(verb, where, " ", chain)
+                          : absl::StrCat(verb, where, " ", chain, " { ", spec, "}");
     }
     case Op::kFlushChain: return absl::StrCat("flush chain ", where, " ", chain);
     case Op::kDeleteChain: return absl::StrCat("delete chain ", where, " ", chain);
@@ -156,6 +168,12 @@ void NftBatch::AddChain(NftFamily family, absl::string_view table, absl::string_
                         std::optional<NftHook> hook, absl::string_view comment) {
   commands_.push_back({.op = NftCommand::Op::kAddChain, .family = family, .table = std::string(table),
                        .chain = std::string(chain), .comment = std::string(comment), .hook = std::move(hook)});
+}
+
+void NftBatch::CreateChain(NftFamily family, absl::string_view table, absl::string_view chain,
+                           std::optional<NftHook> hook) {
+  commands_.push_back({.op = NftCommand::Op::kCreateChain, .family = family, .table = std::string(table),
+                       .chain = std::string(chain), .hook = std::move(hook)});
 }
 
 void NftBatch::FlushChain(NftFamily family, absl::string_view table, absl::string_view chain) {

@@ -7,6 +7,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_tables_compat.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/rtnetlink.h>
@@ -70,15 +71,9 @@ class ExprWriter {
         return Begin("counter") && nla_put_u64(msg_, NFTA_COUNTER_BYTES, 0) == 0 &&
                nla_put_u64(msg_, NFTA_COUNTER_PACKETS, 0) == 0 && End();
       case Kind::kDestIsLocal: return FibLocal();
-      case Kind::kInInterface: {
-        if (p.text.size() >= IFNAMSIZ) {
-          invalid = absl::InvalidArgumentError("interface name too long");
-          return true;
-        }
-        std::array<uint8_t, IFNAMSIZ> name{};  // nft compares all IFNAMSIZ bytes
-        std::copy(p.text.begin(), p.text.end(), name.begin());
-        return MetaCmp(NFT_META_IIFNAME, name.data(), name.size());
-      }
+      case Kind::kInInterface: return Ifname(NFT_META_IIFNAME, p, invalid);
+      case Kind::kOutInterface: return Ifname(NFT_META_OIFNAME, p, invalid);
+      case Kind::kCtEstablished: return CtRelatedEstablished();
       case Kind::kEtherSource:
         return Payload(NFT_PAYLOAD_LL_HEADER, 6, 6) && Cmp(NFT_CMP_EQ, p.mac.bytes().data(), 6);
       case Kind::kText:
@@ -88,6 +83,7 @@ class ExprWriter {
       case Kind::kGoto: return Verdict(NFT_GOTO, p.text);
       case Kind::kReturn: return Verdict(NFT_RETURN, "");
       case Kind::kDrop: return Verdict(NF_DROP, "");
+      case Kind::kAccept: return Verdict(NF_ACCEPT, "");
       case Kind::kMasquerade: return Begin("masq") && End();
       case Kind::kDnat: return Dnat(p);
       case Kind::kComment: return true;  // user data, not an expression
@@ -126,6 +122,26 @@ class ExprWriter {
            Bitwise(p.prefix.Mask().data(), zero.data(), full) && Cmp(op, net.data(), full);
   }
 
+  bool Ifname(uint32_t key, const NftPiece& p, absl::Status& invalid) {
+    if (p.text.size() >= IFNAMSIZ) {
+      invalid = absl::InvalidArgumentError("interface name too long");
+      return true;
+    }
+    std::array<uint8_t, IFNAMSIZ> name{};
+    std::copy(p.text.begin(), p.text.end(), name.begin());
+    // nft compares all IFNAMSIZ bytes; iptables-nft the name and its NUL.
+    const size_t len = p.name_only ? p.text.size() + 1 : name.size();
+    return Meta(key) && Cmp(p.equal ? NFT_CMP_EQ : NFT_CMP_NEQ, name.data(), len);
+  }
+
+  // ct state & (related | established) != 0, as nft compiles it.
+  bool CtRelatedEstablished() {
+    const uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
+    const uint32_t zero = 0;
+    return Begin("ct") && U32(NFTA_CT_DREG, NFT_REG_1) && U32(NFTA_CT_KEY, NFT_CT_STATE) && End() &&
+           Bitwise(&mask, &zero, 4) && Cmp(NFT_CMP_NEQ, &zero, 4);
+  }
+
   bool L4Proto(L4Protocol protocol) {
     const uint8_t number = L4ProtocolNumber(protocol);
     return MetaCmp(NFT_META_L4PROTO, &number, 1);
@@ -151,10 +167,8 @@ class ExprWriter {
            U32(NFTA_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED) && End();
   }
 
-  bool MetaCmp(uint32_t key, const void* value, size_t len) {
-    return Begin("meta") && U32(NFTA_META_DREG, NFT_REG_1) && U32(NFTA_META_KEY, key) && End() &&
-           Cmp(NFT_CMP_EQ, value, len);
-  }
+  bool Meta(uint32_t key) { return Begin("meta") && U32(NFTA_META_DREG, NFT_REG_1) && U32(NFTA_META_KEY, key) && End(); }
+  bool MetaCmp(uint32_t key, const void* value, size_t len) { return Meta(key) && Cmp(NFT_CMP_EQ, value, len); }
 
   // nft_compat's "match" or "target": the xtables extension by name and
   // revision, with its info struct (built, padded, by
@@ -264,7 +278,7 @@ absl::Status PutChain(const NftCommand& c, nl_msg* msg) {
       nla_put_string(msg, NFTA_CHAIN_NAME, c.chain.c_str()) < 0) {
     return TooLong(c);
   }
-  if (c.op != NftCommand::Op::kAddChain) return absl::OkStatus();
+  if (c.op != NftCommand::Op::kAddChain && c.op != NftCommand::Op::kCreateChain) return absl::OkStatus();
   if (c.hook.has_value()) {
     absl::StatusOr<uint32_t> hooknum = HookNumber(c.hook->hook);
     if (!hooknum.ok()) return Invalid(c, hooknum.status().message());
@@ -312,6 +326,7 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
   switch (c.op) {
     case Op::kAddTable: type = NFT_MSG_NEWTABLE; flags |= NLM_F_CREATE; break;
     case Op::kAddChain: type = NFT_MSG_NEWCHAIN; flags |= NLM_F_CREATE; break;
+    case Op::kCreateChain: type = NFT_MSG_NEWCHAIN; flags |= NLM_F_CREATE | NLM_F_EXCL; break;
     case Op::kFlushChain: type = NFT_MSG_DELRULE; break;  // a DELRULE without a handle empties the chain
     case Op::kDeleteChain: type = NFT_MSG_DELCHAIN; break;
     case Op::kAddRule: type = NFT_MSG_NEWRULE; flags |= NLM_F_CREATE | NLM_F_APPEND; break;
@@ -327,6 +342,7 @@ absl::StatusOr<net::NlMsgPtr> EncodeCommand(const NftCommand& c, uint32_t seq) {
   switch (c.op) {
     case Op::kAddTable: st = PutTable(c, msg.get()); break;
     case Op::kAddChain:
+    case Op::kCreateChain:
     case Op::kDeleteChain: st = PutChain(c, msg.get()); break;
     case Op::kFlushChain:
       if (nla_put_string(msg.get(), NFTA_RULE_TABLE, c.table.c_str()) < 0 ||

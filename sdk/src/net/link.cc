@@ -204,6 +204,19 @@ absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Ne
                     [fd](rtnl_link* c) { rtnl_link_set_ns_fd(c, fd); });
 }
 
+absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns,
+                               absl::string_view new_name) {
+  int fd = ns.fd();
+  std::string name(new_name);
+  return ChangeWith(sock, link,
+                    absl::StrCat("moving link ", Quoted(link.name), " to netns ", Quoted(ns.path()),
+                                 " as ", Quoted(name)),
+                    [fd, &name](rtnl_link* c) {
+                      rtnl_link_set_ns_fd(c, fd);
+                      rtnl_link_set_name(c, name.c_str());
+                    });
+}
+
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link) {
   std::string what = absl::StrCat("deleting link ", Quoted(link.name));
   RtnlLinkPtr l(rtnl_link_alloc());
@@ -265,6 +278,20 @@ absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen
   return ChangeWith(sock, link,
                     absl::StrCat("setting txqueuelen ", txqlen, " on ", Quoted(link.name)),
                     [txqlen](rtnl_link* c) { rtnl_link_set_txqlen(c, static_cast<unsigned>(txqlen)); });
+}
+
+absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
+  std::string what = absl::StrCat("creating dummy ", Quoted(name));
+  RtnlLinkPtr link(rtnl_link_alloc());
+  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  if (int rc = rtnl_link_set_type(link.get(), "dummy"); rc < 0) return NlError(rc, what);
+  std::string n(name);
+  rtnl_link_set_name(link.get(), n.c_str());
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return sock.Transact(msg.get(), what);
 }
 
 absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -44,5 +45,21 @@ NftRuleSpec PortDnat(const PortMatch& match, const net::IpAddress& to, uint16_t 
 // `comment` is cut to 255 bytes and `ports` to 15 (the matches' limits).
 NftRuleSpec MultiportJump(absl::string_view comment, L4Protocol protocol, const std::vector<uint16_t>& ports,
                           absl::string_view chain);
+
+// The interface part of a rule: "[-i IN] [[!] -o OUT]".
+struct InterfaceMatch {
+  std::string in;            // -i; "" matches any
+  std::string out;           // -o; "" matches any
+  bool out_negated = false;  // "! -o OUT"
+};
+// "[-i IN] [[!] -o OUT] -m comment --comment C": the interface matches (each
+// only when named, compared as iptables-nft does), the comment match and the
+// counter; the caller appends the target: .Jump(chain), .Drop(), .Return()
+// or .Accept().
+NftRuleSpec Commented(const InterfaceMatch& match, absl::string_view comment);
+// "-d DEST -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT".
+NftRuleSpec AcceptEstablishedTo(const net::IpPrefix& dest);
+// "-s SOURCE -j ACCEPT".
+NftRuleSpec AcceptFrom(const net::IpPrefix& source);
 
 }  // namespace cni::fw::iptables_nft

@@ -42,6 +42,29 @@ namespace cni::fw::nft {
 // A NETLINK_NETFILTER socket in the calling thread's network namespace.
 absl::StatusOr<net::NetlinkSocket> OpenSocket();
 
+}  // namespace cni::fw::nft
+
+namespace cni::fw {
+
+// The one NETLINK_NETFILTER socket of a plugin call, opened on first use
+// (many calls need none) in the calling thread's namespace, and handed to
+// everything the call does. One per call, used by one thread: each socket
+// costs system calls to open, and its close after a commit that deleted
+// rules waits for the kernel to release them (an RCU grace period, several
+// ms), so a call closes one socket, once, at its end.
+class LazyNetfilter {
+ public:
+  // The socket, opened now if not yet.
+  absl::StatusOr<net::NetlinkSocket*> Get();
+
+ private:
+  std::optional<net::NetlinkSocket> nl_;
+};
+
+}  // namespace cni::fw
+
+namespace cni::fw::nft {
+
 // Applies `batch`: NftBatch::Commit (netlink) when it can, else, when a
 // rule holds raw nft text, its ToText() through `nft -f -` (one
 // transaction, in the calling thread's namespace; code 999 naming the

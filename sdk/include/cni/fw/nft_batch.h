@@ -48,20 +48,26 @@ struct NftPiece {
     kXtTarget,       // an xtables target through nft_compat (iptables_nft_encoding.h)
     kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
-    kInInterface,    // iifname "text"
+    kInInterface,    // iifname [!=] "text"
+    kOutInterface,   // oifname [!=] "text"
+    kCtEstablished,  // ct state related,established
     kEtherSource,    // ether saddr mac
     kText,           // nft syntax as given (forces the nft program path)
     kJump,           // jump text
     kGoto,           // goto text
     kReturn,         // return
     kDrop,           // drop
+    kAccept,         // accept
     kMasquerade,     // masquerade
     kDnat,           // dnat to address:port
     kComment,        // comment "text"
   };
   Kind kind;                               // which piece this is
   net::IpPrefix prefix;                    // addresses (a host prefix for a single address)
-  bool equal = true;                       // addresses: == (true) or != (false)
+  bool equal = true;                       // addresses, interfaces: == (true) or != (false)
+  // kInInterface, kOutInterface: compare the name and its NUL only, as
+  // iptables-nft encodes -i/-o, instead of all IFNAMSIZ bytes, as nft does.
+  bool name_only = false;
   net::IpAddress address;                  // kDnat
   uint16_t port = 0;                       // kDestPort, kDnat
   L4Protocol protocol = L4Protocol::kTcp;  // kDestPort, kL4Proto
@@ -105,8 +111,18 @@ class NftRuleSpec {
   NftRuleSpec& Counter();
   // "fib daddr type local": the destination is one of this host's addresses.
   NftRuleSpec& DestIsLocal();
-  // iifname "name".
-  NftRuleSpec& InInterface(absl::string_view name);
+  // How an interface name is compared: all IFNAMSIZ bytes, zero-padded (nft's
+  // `iifname "x"`), or the name and its NUL only (iptables-nft's `-i x`).
+  // The kernel matches the same packets either way; the encodings differ, and
+  // each tool recognises only its own when it reads a rule back.
+  enum class Ifname { kNft, kIptables };
+  // iifname "name" (`equal` false: iifname != "name").
+  NftRuleSpec& InInterface(absl::string_view name, bool equal = true, Ifname how = Ifname::kNft);
+  // oifname "name" (`equal` false: oifname != "name").
+  NftRuleSpec& OutInterface(absl::string_view name, bool equal = true, Ifname how = Ifname::kNft);
+  // "ct state related,established": the packet belongs to (or is related to)
+  // a connection conntrack has already seen both ways.
+  NftRuleSpec& CtRelatedEstablished();
   // "ether saddr 0a:58:..." (bridge family).
   NftRuleSpec& EtherSource(const net::MacAddress& mac);
   // nft syntax copied into the rule as is; the caller validates it. A batch
@@ -120,6 +136,8 @@ class NftRuleSpec {
   NftRuleSpec& Return();
   // "drop": drop the packet.
   NftRuleSpec& Drop();
+  // "accept": accept the packet (ends this base chain's evaluation only).
+  NftRuleSpec& Accept();
   // "masquerade": source NAT to the outgoing interface's address.
   NftRuleSpec& Masquerade();
   // "dnat to 10.0.0.2:80" / "dnat to [fd00::2]:80"; needs a DestPort before it.
@@ -148,7 +166,7 @@ class NftRuleSpec {
 struct NftCommand {
   // The nft command: add table, add chain, flush chain, delete chain, add
   // rule, delete rule.
-  enum class Op { kAddTable, kAddChain, kFlushChain, kDeleteChain, kAddRule, kInsertRule, kDeleteRule };
+  enum class Op { kAddTable, kAddChain, kCreateChain, kFlushChain, kDeleteChain, kAddRule, kInsertRule, kDeleteRule };
   Op op;                              // which command
   NftFamily family = NftFamily::kIp;  // the table's family
   std::string table;                  // the table's name
@@ -170,6 +188,11 @@ class NftBatch {
   // "add chain ..." (a base chain when `hook` is given).
   void AddChain(NftFamily family, absl::string_view table, absl::string_view chain,
                 std::optional<NftHook> hook = std::nullopt, absl::string_view comment = "");
+  // "create chain ...": as AddChain, but the whole batch fails (EEXIST) when
+  // the chain exists: lets the first of two concurrent set-ups win, and the
+  // other look again, instead of both filling the chain.
+  void CreateChain(NftFamily family, absl::string_view table, absl::string_view chain,
+                   std::optional<NftHook> hook = std::nullopt);
   // "flush chain ...": removes every rule of the chain.
   void FlushChain(NftFamily family, absl::string_view table, absl::string_view chain);
   // "delete chain ..." (the chain must be empty and unreferenced by then).

@@ -93,6 +93,12 @@ absl::Status SetLinkNoMaster(NetlinkSocket& sock, const LinkInfo& link);
 absl::Status SetLinkAlias(NetlinkSocket& sock, const LinkInfo& link, absl::string_view alias);
 // Moves the link into `ns`; it disappears from the socket's namespace.
 absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns);
+// Moves the link into `ns` and gives it `new_name` there, in one request: the
+// kernel renames it as part of the move, so it never shows under `new_name`
+// in the socket's namespace nor under its old name in `ns`, and a name taken
+// in `ns` (absl::AlreadyExists) leaves the link where and as it was.
+absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns,
+                               absl::string_view new_name);
 // Deletes the link (for a veth, both ends go).
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
 // DEL helper: deletes the link called `name`; a missing link is success.
@@ -108,6 +114,10 @@ absl::Status SetLinkPromiscuous(NetlinkSocket& sock, const LinkInfo& link, bool 
 absl::Status SetLinkAllmulti(NetlinkSocket& sock, const LinkInfo& link, bool on);
 // Sets the transmit queue length (IFLA_TXQLEN).
 absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen);
+
+// A dummy link called `name` in the socket's namespace (down). EEXIST is
+// absl::AlreadyExists; a kernel without the dummy type answers EOPNOTSUPP.
+absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name);
 
 // An ifb (intermediate functional block) device, as the bandwidth plugin uses
 // for egress shaping: created up, with `mtu` (0: default) and `txqlen` (upstream

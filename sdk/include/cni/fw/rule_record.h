@@ -1,14 +1,16 @@
-// What portmap remembers of the rules it made for a container, so that DEL
-// (and, with nftables, a repeated ADD) find them by handle instead of
-// listing every rule of a shared chain. A listing costs time in proportion
+// What a plugin remembers of the nf_tables rules it made for a container,
+// so that DEL (and a repeated ADD) find them by handle instead of listing
+// every rule of a shared chain. A listing costs time in proportion
 // to all the containers' rules (the kernel serialises each one); a lookup by
 // handle does not, which keeps ADD and DEL flat as a node fills up.
-//   nftables: every rule the container has in the cni_hostport tables.
-//   iptables (iptables-nft only, whose tables are nf_tables tables): the
-//     jumps from CNI-HOSTPORT-DNAT into the container's chain.
+// portmap keeps, with nftables, every rule the container has in the
+// cni_hostport tables; with iptables (iptables-nft only, whose tables are
+// nf_tables tables) the jumps from CNI-HOSTPORT-DNAT into the container's
+// chain. firewall keeps the container's rules in CNI-FORWARD (or its own
+// table).
 //
-// One small JSON file per container and backend under /run/cni/portmap,
-// named after the host network namespace's cookie and the container ID:
+// One small JSON file per container (a key the plugin chooses) in a
+// directory of the plugin's under /run/cni, named after the host network namespace's cookie and the container ID:
 // handles mean nothing in another namespace, and /run, like the rules, does
 // not outlive a reboot.
 //
@@ -16,7 +18,7 @@
 // names still has the handle it had when the rules were made (a table made
 // again numbers its rules from the start), and whatever goes wrong using it
 // (a rule already deleted by someone else, an unreadable file) falls back
-// to listing, as upstream's plugin always does.
+// to listing, as upstream's plugins always do.
 #pragma once
 
 #include <cstdint>
@@ -29,41 +31,37 @@
 #include "cni/fw/protocols.h"
 #include "cni/net/netlink.h"
 
-namespace cni::portmap {
-
-// Where each backend's records live (one file per host namespace and container).
-inline constexpr const char* kNftRecordDir = "/run/cni/portmap/nftables";
-inline constexpr const char* kIptRecordDir = "/run/cni/portmap/iptables";
+namespace cni::fw {
 
 // The rules one ADD made.
-struct Record {
-  std::map<fw::NftFamily, uint64_t> tables;  // family (kIp, kIp6) -> the handle its table had then
-  std::vector<fw::NftRule> rules;            // each with family, table, chain and handle
+struct RuleRecord {
+  std::map<NftFamily, uint64_t> tables;  // family (kIp, kIp6) -> the handle its table had then
+  std::vector<NftRule> rules;            // each with family, table, chain and handle
 };
 
 // Whether `family`'s `table` still has the handle `record` noted for it:
 // only then do the record's rule handles name the rules it made. False when
 // none was noted or the lookup fails.
-bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, fw::NftFamily family, const char* table);
+bool TableUnchanged(net::NetlinkSocket& nl, const RuleRecord& record, NftFamily family, const char* table);
 // Notes the handle `family`'s `table` has now. False when it has none or the
 // lookup fails: nothing may then be recorded for that table.
-bool NoteTable(net::NetlinkSocket& nl, Record& record, fw::NftFamily family, const char* table);
+bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, const char* table);
 
 // The records of the calling thread's network namespace.
-class RecordStore {
+class RuleRecordStore {
  public:
   // Without netns cookies (Linux before 5.14) the store is disabled: Load
   // finds nothing and Save keeps nothing.
-  static RecordStore ForCurrentNetns(std::string dir);
+  static RuleRecordStore ForCurrentNetns(std::string dir);
 
   // Whether records are kept at all.
   bool enabled() const { return !prefix_.empty(); }
   // The container's record; nullopt when there is none or it is unreadable.
-  std::optional<Record> Load(const std::string& id) const;
+  std::optional<RuleRecord> Load(const std::string& id) const;
   // Replaces the container's record (written to a temporary file, then
   // renamed, so a reader never sees half of it). Best effort: on failure
   // the old record is removed, never left to describe other rules.
-  void Save(const std::string& id, const Record& record) const;
+  void Save(const std::string& id, const RuleRecord& record) const;
   // Forgets the container: its record and the temporary file of a Save that
   // was killed midway ("<record>~"); none is fine.
   void Remove(const std::string& id) const;
@@ -74,9 +72,14 @@ class RecordStore {
   // Only the temporary files of containers not in `valid_ids` (GC of a
   // backend whose records of other networks' containers must stay).
   void RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const;
+  // The IDs of this namespace's records whose container is not in
+  // `valid_ids` (GC of rules a plugin can find only through its records).
+  std::vector<std::string> RecordsNotIn(const std::vector<std::string>& valid_ids) const {
+    return IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/false);
+  }
 
  private:
-  RecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
+  RuleRecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
   // The IDs of this namespace's files (records, and with `temporaries`
   // temporary files) whose container is not in `valid_ids`.
   std::vector<std::string> IdsNotIn(const std::vector<std::string>& valid_ids, bool records, bool temporaries) const;
@@ -86,4 +89,4 @@ class RecordStore {
   std::string prefix_;  // "<netns cookie>-"; empty when disabled
 };
 
-}  // namespace cni::portmap
+}  // namespace cni::fw

@@ -1,4 +1,4 @@
-#include "rule_record.h"
+#include "cni/fw/rule_record.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,29 +11,29 @@
 #include "cni/json.h"
 #include "cni/net/netns.h"
 
-namespace cni::portmap {
+namespace cni::fw {
 namespace {
 
 // The longest file name most file systems take.
 constexpr size_t kMaxName = 255;
 
 // "ip" or "ip6", the families Save writes; nullopt for anything else.
-std::optional<fw::NftFamily> KnownFamily(const std::string& name) {
-  absl::StatusOr<fw::NftFamily> f = fw::ParseNftFamily(name);
-  if (!f.ok() || (*f != fw::NftFamily::kIp && *f != fw::NftFamily::kIp6)) return std::nullopt;
+std::optional<NftFamily> KnownFamily(const std::string& name) {
+  absl::StatusOr<NftFamily> f = ParseNftFamily(name);
+  if (!f.ok() || (*f != NftFamily::kIp && *f != NftFamily::kIp6)) return std::nullopt;
   return *f;
 }
 
 // The record in `text`, nullopt when anything in it is not what Save writes.
-std::optional<Record> Parse(const std::string& text) {
+std::optional<RuleRecord> Parse(const std::string& text) {
   absl::StatusOr<Json> doc = ParseJson(text);
   if (!doc.ok() || !doc->is_object()) return std::nullopt;
   const Json& tables = (*doc)["tables"];
   const Json& rules = (*doc)["rules"];
   if (!tables.is_object() || !rules.is_array()) return std::nullopt;
-  Record r;
+  RuleRecord r;
   for (const auto& [name, handle] : tables.items()) {
-    std::optional<fw::NftFamily> family = KnownFamily(name);
+    std::optional<NftFamily> family = KnownFamily(name);
     if (!family.has_value() || !handle.is_number_unsigned()) return std::nullopt;
     r.tables[*family] = handle.get<uint64_t>();
   }
@@ -42,9 +42,9 @@ std::optional<Record> Parse(const std::string& text) {
         !j["handle"].is_number_unsigned()) {
       return std::nullopt;
     }
-    std::optional<fw::NftFamily> family = KnownFamily(j["family"].get<std::string>());
+    std::optional<NftFamily> family = KnownFamily(j["family"].get<std::string>());
     if (!family.has_value()) return std::nullopt;
-    fw::NftRule rule;
+    NftRule rule;
     rule.family = *family;
     rule.table = j["table"].get<std::string>();
     rule.chain = j["chain"].get<std::string>();
@@ -56,11 +56,11 @@ std::optional<Record> Parse(const std::string& text) {
   return r;
 }
 
-std::string Serialize(const Record& r) {
+std::string Serialize(const RuleRecord& r) {
   Json doc = {{"tables", Json::object()}, {"rules", Json::array()}};
-  for (const auto& [family, handle] : r.tables) doc["tables"][fw::NftFamilyName(family)] = handle;
-  for (const fw::NftRule& rule : r.rules) {
-    doc["rules"].push_back({{"family", fw::NftFamilyName(rule.family)},
+  for (const auto& [family, handle] : r.tables) doc["tables"][NftFamilyName(family)] = handle;
+  for (const NftRule& rule : r.rules) {
+    doc["rules"].push_back({{"family", NftFamilyName(rule.family)},
                             {"table", rule.table},
                             {"chain", rule.chain},
                             {"handle", rule.handle}});
@@ -70,32 +70,32 @@ std::string Serialize(const Record& r) {
 
 }  // namespace
 
-bool TableUnchanged(net::NetlinkSocket& nl, const Record& record, fw::NftFamily family, const char* table) {
+bool TableUnchanged(net::NetlinkSocket& nl, const RuleRecord& record, NftFamily family, const char* table) {
   auto noted = record.tables.find(family);
   if (noted == record.tables.end()) return false;
-  absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
+  absl::StatusOr<std::optional<uint64_t>> now = nft::TableHandle(nl, family, table);
   return now.ok() && *now == noted->second;
 }
 
-bool NoteTable(net::NetlinkSocket& nl, Record& record, fw::NftFamily family, const char* table) {
-  absl::StatusOr<std::optional<uint64_t>> now = fw::nft::TableHandle(nl, family, table);
+bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, const char* table) {
+  absl::StatusOr<std::optional<uint64_t>> now = nft::TableHandle(nl, family, table);
   if (!now.ok() || !now->has_value()) return false;
   record.tables[family] = **now;
   return true;
 }
 
-RecordStore RecordStore::ForCurrentNetns(std::string dir) {
+RuleRecordStore RuleRecordStore::ForCurrentNetns(std::string dir) {
   absl::StatusOr<uint64_t> cookie = net::CurrentNetnsCookie();
-  if (!cookie.ok()) return RecordStore(std::move(dir), "");
-  return RecordStore(std::move(dir), absl::StrCat(*cookie, "-"));
+  if (!cookie.ok()) return RuleRecordStore(std::move(dir), "");
+  return RuleRecordStore(std::move(dir), absl::StrCat(*cookie, "-"));
 }
 
-std::string RecordStore::PathOf(const std::string& id) const {
+std::string RuleRecordStore::PathOf(const std::string& id) const {
   if (!enabled() || prefix_.size() + id.size() > kMaxName) return "";
   return absl::StrCat(dir_, "/", prefix_, id);
 }
 
-std::optional<Record> RecordStore::Load(const std::string& id) const {
+std::optional<RuleRecord> RuleRecordStore::Load(const std::string& id) const {
   std::string path = PathOf(id);
   if (path.empty()) return std::nullopt;
   absl::StatusOr<std::optional<std::string>> text = ReadRegularFileIfExists(path);
@@ -103,7 +103,7 @@ std::optional<Record> RecordStore::Load(const std::string& id) const {
   return Parse(**text);
 }
 
-void RecordStore::Save(const std::string& id, const Record& record) const {
+void RuleRecordStore::Save(const std::string& id, const RuleRecord& record) const {
   std::string path = PathOf(id);
   if (path.empty()) return;
   // The first record since boot makes the directories (/run/cni may not
@@ -112,12 +112,12 @@ void RecordStore::Save(const std::string& id, const Record& record) const {
   (void)RemoveFileAndTemp(path);  // never an old record describing other rules
 }
 
-void RecordStore::Remove(const std::string& id) const {
+void RuleRecordStore::Remove(const std::string& id) const {
   std::string path = PathOf(id);
   if (!path.empty()) (void)RemoveFileAndTemp(path);
 }
 
-std::vector<std::string> RecordStore::IdsNotIn(const std::vector<std::string>& valid_ids, bool records,
+std::vector<std::string> RuleRecordStore::IdsNotIn(const std::vector<std::string>& valid_ids, bool records,
                                                bool temporaries) const {
   std::vector<std::string> ids;
   if (!enabled()) return ids;
@@ -133,15 +133,15 @@ std::vector<std::string> RecordStore::IdsNotIn(const std::vector<std::string>& v
   return ids;
 }
 
-void RecordStore::RemoveAllBut(const std::vector<std::string>& valid_ids) const {
+void RuleRecordStore::RemoveAllBut(const std::vector<std::string>& valid_ids) const {
   for (const std::string& id : IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/true)) Remove(id);
 }
 
-void RecordStore::RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const {
+void RuleRecordStore::RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const {
   for (const std::string& id : IdsNotIn(valid_ids, /*records=*/false, /*temporaries=*/true)) {
     std::error_code ec;
     if (std::string path = PathOf(id); !path.empty()) std::filesystem::remove(TempPathFor(path), ec);
   }
 }
 
-}  // namespace cni::portmap
+}  // namespace cni::fw

@@ -1,0 +1,151 @@
+#include "firewall.h"
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+#include "cni/fw/iptables.h"
+#include "cni/hash.h"
+#include "cni/status_macros.h"
+#include "cni/version.h"
+#include "firewalld.h"
+
+namespace cni::firewall {
+namespace {
+
+Owner OwnerOf(const CmdArgs& args, const Config& c) {
+  return Owner{.network = c.name, .container_id = args.container_id, .ifname = args.ifname};
+}
+
+absl::Status NeedPrevResult(const Config& c) {
+  if (c.prev_result.has_value()) return absl::OkStatus();
+  return Error(ErrorCode::kInvalidNetworkConfig, "firewall: missing prevResult from earlier plugin");
+}
+
+const char* PolicyName(IngressPolicy p) {
+  switch (p) {
+    case IngressPolicy::kSameBridge: return "same-bridge";
+    case IngressPolicy::kIsolated: return "isolated";
+    case IngressPolicy::kOpen: break;
+  }
+  return "open";
+}
+
+// The ingress policies isolate bridges: they need the bridge, which the
+// bridge plugin reports as prevResult's first interface (upstream's rule).
+absl::Status NeedBridge(const Config& c) {
+  if (c.ingress_policy == IngressPolicy::kOpen || !c.bridge.empty()) return absl::OkStatus();
+  return Error(ErrorCode::kInvalidNetworkConfig,
+               absl::StrCat("firewall: interface needs to be set for ingress policy \"", PolicyName(c.ingress_policy),
+                            "\", make sure to chain \"firewall\" plugin with \"bridge\""));
+}
+
+}  // namespace
+
+std::string Owner::RecordPrefix(const std::string& network) { return HashWithPrefix(13, "", network) + "-"; }
+
+std::string Owner::RecordKey() const { return absl::StrCat(RecordPrefix(network), container_id, "-", ifname); }
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf) {
+  switch (kind) {
+    case BackendKind::kIptables: return MakeIptablesBackend(nf);
+    case BackendKind::kNftables: return MakeNftablesBackend(nf);
+    case BackendKind::kFirewalld: return MakeFirewalldBackend(nf);
+    case BackendKind::kAuto: break;
+  }
+  // Upstream's order: firewalld when it runs (asked only when there is a
+  // system bus at all: a stat, so hosts without D-Bus pay nothing), else
+  // iptables when installed, else our nftables table.
+  if (firewalld::SystemBusPresent()) {
+    absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
+    if (bus.ok() && bus->FirewalldRunning()) return MakeFirewalldBackend(nf);
+  }
+  if (fw::IptablesAvailable(false)) return MakeIptablesBackend(nf);
+  return MakeNftablesBackend(nf);
+}
+
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
+  RETURN_IF_ERROR(NeedPrevResult(c));
+  RETURN_IF_ERROR(NeedBridge(c));
+  LazyNetfilter nf;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  const Owner owner = OwnerOf(args, c);
+  // A failed ADD leaves nothing of the container's (the ingress policy's
+  // per-bridge rules are shared, and stay, as upstream's do).
+  absl::Cleanup undo = [&] { (void)backend->Del(c, owner); };
+  RETURN_IF_ERROR(backend->Add(c, owner));
+  if (c.ingress_policy != IngressPolicy::kOpen) RETURN_IF_ERROR(backend->Isolate(c));
+  std::move(undo).Cancel();
+  return *c.prev_result;
+}
+
+absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
+  const Config& c = t.config;
+  LazyNetfilter nf;
+  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf);
+  // firewalld not running: its runtime sources went with it.
+  if (!backend.ok() && c.backend == BackendKind::kFirewalld) return absl::OkStatus();
+  RETURN_IF_ERROR(backend.status());
+  return (*backend)->Del(c, OwnerOf(args, c));
+}
+
+absl::Status Check(const CmdArgs& args, const Config& c) {
+  RETURN_IF_ERROR(NeedPrevResult(c));
+  LazyNetfilter nf;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  return backend->Check(c, OwnerOf(args, c));
+}
+
+absl::Status Gc(const CmdArgs& args, const TeardownConfig& t) {
+  std::vector<Owner> valid;
+  for (const Attachment& a : args.conf.valid_attachments) {
+    valid.push_back(Owner{.network = t.config.name, .container_id = a.container_id, .ifname = a.ifname});
+  }
+  // Both packet-filter backends (the configuration may have switched);
+  // firewalld's zone sources carry no owner, so they are left to DEL.
+  LazyNetfilter nf;
+  std::vector<absl::Status> failures;
+  std::unique_ptr<Backend> backends[] = {MakeIptablesBackend(nf), MakeNftablesBackend(nf)};
+  for (const std::unique_ptr<Backend>& b : backends) {
+    if (absl::Status st = b->Gc(t.config.name, valid); !st.ok()) failures.push_back(st);
+  }
+  return JoinErrors(failures);
+}
+
+absl::Status Status(const CmdArgs&, const Config& c) {
+  auto unavailable = [](absl::string_view why) {
+    return Error(ErrorCode::kPluginNotAvailable, absl::StrCat("firewall: ", why));
+  };
+  switch (c.backend) {
+    case BackendKind::kFirewalld: {
+      absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
+      if (!bus.ok()) return unavailable(bus.status().message());
+      if (!bus->FirewalldRunning()) return unavailable("firewalld is not running");
+      return absl::OkStatus();
+    }
+    case BackendKind::kIptables:
+      if (!fw::IptablesAvailable(false)) return unavailable("iptables is not installed");
+      return absl::OkStatus();
+    case BackendKind::kNftables:
+    case BackendKind::kAuto: break;  // nftables is always there to fall back on
+  }
+  return absl::OkStatus();
+}
+
+PluginFuncs Funcs() {
+  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check, .status = Status});
+  // DEL and GC read the configuration leniently (see TeardownConfig).
+  PluginFuncs teardown = Typed<TeardownConfig>({.del = Del, .gc = Gc});
+  funcs.del = std::move(teardown.del);
+  funcs.gc = std::move(teardown.gc);
+  return funcs;
+}
+
+std::vector<std::string> SupportedVersions() {
+  std::vector<std::string> out;
+  for (const std::string& v : AllVersions()) {
+    if (VersionAtLeast(v, "0.4.0")) out.push_back(v);  // upstream's range: CHECK exists
+  }
+  return out;
+}
+
+}  // namespace cni::firewall

@@ -1,0 +1,72 @@
+// The firewall plugin (chained only): lets traffic of the container's
+// addresses through the host's FORWARD filtering, in iptables (upstream's
+// CNI-FORWARD chain), firewalld (the addresses as sources of a zone) or
+// nftables (a table of our own), and applies the ingress policy.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/fw/nft.h"
+#include "cni/skel.h"
+#include "cni/types.h"
+#include "config.h"
+
+namespace cni::firewall {
+
+// The handlers (skel parses first: Config for ADD, CHECK and STATUS, the
+// lenient TeardownConfig for DEL and GC).
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c);
+absl::Status Del(const CmdArgs& args, const TeardownConfig& t);
+absl::Status Check(const CmdArgs& args, const Config& c);
+absl::Status Gc(const CmdArgs& args, const TeardownConfig& t);
+absl::Status Status(const CmdArgs& args, const Config& c);
+PluginFuncs Funcs();
+std::vector<std::string> SupportedVersions();
+
+// One attachment: its rules are found again through this (records, nftables
+// comments). Upstream's rules carry no owner: they are found by address.
+struct Owner {
+  std::string network;
+  std::string container_id;
+  std::string ifname;
+
+  // A file name for the attachment's record: "<network hash>-<id>-<ifname>".
+  std::string RecordKey() const;
+  // What every record key of `network` starts with.
+  static std::string RecordPrefix(const std::string& network);
+};
+
+using fw::LazyNetfilter;  // the call's one netfilter socket (cni/fw/nft.h)
+
+// A place the rules go. Add: the addresses' rules (none may exist yet;
+// repeated ADDs must not duplicate). Del: remove them, missing is fine.
+// Check: they exist. Gc: remove the rules of `network`'s attachments not in
+// `valid`. Isolate: the ingress policy's rules for c.bridge (only called
+// when the policy is not open).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual absl::Status Add(const Config& c, const Owner& o) = 0;
+  virtual absl::Status Del(const Config& c, const Owner& o) = 0;
+  virtual absl::Status Check(const Config& c, const Owner& o) = 0;
+  virtual absl::Status Gc(const std::string& network, const std::vector<Owner>& valid) = 0;
+  virtual absl::Status Isolate(const Config& c) = 0;
+};
+
+// iptables.cc: upstream's chains in the filter tables (iptables-nft through
+// netlink when it can, else iptables-restore).
+std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf);
+// nftables.cc: tables ip/ip6 cni_firewall.
+std::unique_ptr<Backend> MakeNftablesBackend(LazyNetfilter& nf);
+// firewalld_backend.cc: zone sources over D-Bus; the ingress policy through
+// iptables, as upstream.
+absl::StatusOr<std::unique_ptr<Backend>> MakeFirewalldBackend(LazyNetfilter& nf);
+
+// The backend a configuration names; for auto, the one the host has.
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf);
+
+}  // namespace cni::firewall

@@ -1,0 +1,237 @@
+// iptables backend, chain for chain what upstream's firewall builds in the
+// filter table of each address family:
+//   FORWARD (first):  -m comment --comment "CNI firewall plugin rules" -j CNI-FORWARD
+//   CNI-FORWARD (first): -m comment --comment "CNI firewall plugin admin overrides" -j <admin chain>
+//   CNI-FORWARD, per address: -d IP -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+//                              -s IP -j ACCEPT
+// The admin chain is created and never flushed: it is the administrator's.
+//
+// With iptables-nft (whose tables are nf_tables tables) the usual ADD reads
+// the few facts it needs over netlink and appends the address rules over
+// netlink in iptables-nft's own encoding (cni/fw/iptables_nft_encoding.h),
+// recording their handles (cni/fw/rule_record.h); DEL removes them by those
+// handles. No program runs and neither grows with the number of containers.
+// Everything else (the node's first ADD, iptables-legacy, a DEL without a
+// record) takes upstream's way: an iptables-save snapshot and one
+// iptables-restore commit per family.
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "cni/error.h"
+#include "cni/fw/iptables.h"
+#include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/nft_batch.h"
+#include "cni/fw/rule_record.h"
+#include "cni/status_macros.h"
+#include "firewall.h"
+#include "iptables_rules.h"
+
+namespace cni::firewall {
+namespace {
+
+constexpr const char* kRecordDir = "/run/cni/firewall/iptables";
+
+std::vector<net::IpPrefix> OfFamily(const std::vector<net::IpPrefix>& all, bool v6) {
+  std::vector<net::IpPrefix> out;
+  for (const net::IpPrefix& a : all) {
+    if (a.is_v4() != v6) out.push_back(a);
+  }
+  return out;
+}
+
+// The restore lines ("-A CNI-FORWARD ...", no newline) of the addresses'
+// rules, as iptables-save prints them.
+std::vector<std::string> AddressLines(const std::vector<net::IpPrefix>& addrs) {
+  std::vector<std::string> lines;
+  for (const net::IpPrefix& a : addrs) {
+    for (const std::vector<std::string>& args : ipt::AddressRules(a)) {
+      lines.push_back(std::string(absl::StripSuffix(fw::IptLine("-A", ipt::kPrivChain, args), "\n")));
+    }
+  }
+  return lines;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// With iptables-nft: whether the shared part (both chains and both jumps)
+// is in place, read over netlink: a few GETs and the first rules of FORWARD
+// and CNI-FORWARD, whatever the number of containers. nullopt: could not
+// tell (take a snapshot).
+std::optional<bool> SharedInPlace(net::NetlinkSocket& nl, fw::NftFamily family, const std::string& admin) {
+  absl::StatusOr<bool> priv = fw::nft::HasChain(nl, family, ipt::kFilter, ipt::kPrivChain);
+  absl::StatusOr<bool> adm = fw::nft::HasChain(nl, family, ipt::kFilter, admin);
+  if (!priv.ok() || !adm.ok()) return std::nullopt;
+  if (!*priv || !*adm) return false;
+  // Upstream inserts the jump at the top; the isolation jump may have been
+  // put above it since, and other tools' jumps too: look a little further.
+  absl::StatusOr<std::vector<fw::NftRule>> forward =
+      fw::nft::ListFirstRules(nl, family, ipt::kFilter, ipt::kForwardChain, 8);
+  absl::StatusOr<std::vector<fw::NftRule>> first = fw::nft::ListFirstRules(nl, family, ipt::kFilter, ipt::kPrivChain, 1);
+  if (!forward.ok() || !first.ok()) return std::nullopt;
+  bool jumps = std::any_of(forward->begin(), forward->end(), [](const fw::NftRule& r) { return r.jump == ipt::kPrivChain; });
+  return jumps && !first->empty() && first->front().jump == admin;
+}
+
+// Upstream's way, from a snapshot: the chains and jumps still missing and
+// the address rules not there yet, in one iptables-restore commit.
+absl::Status AddFromSnapshot(const Config& c, bool v6, const std::vector<net::IpPrefix>& addrs) {
+  return fw::RetryOnConflict([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, ipt::kFilter));
+    std::string b = ipt::SharedLines(t, c.admin_chain);
+    std::vector<std::string> present = t.RulesOf(ipt::kPrivChain);
+    for (const std::string& line : AddressLines(addrs)) {
+      if (!Contains(present, line)) absl::StrAppend(&b, line, "\n");
+    }
+    return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, ipt::kFilter, b);
+  });
+}
+
+// The address rules over netlink, their handles recorded. False: the shared
+// part is not (known to be) in place, nothing was done.
+absl::StatusOr<bool> AddOverNetlink(LazyNetfilter& nf, const Config& c, bool v6, const std::vector<net::IpPrefix>& addrs,
+                                    fw::RuleRecord& record) {
+  if (!fw::IptablesIsNft(v6)) return false;
+  ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
+  const fw::NftFamily family = fw::IpFamily(v6);
+  if (SharedInPlace(*nl, family, c.admin_chain) != true) return false;
+  fw::NftBatch b;
+  for (const net::IpPrefix& a : addrs) {
+    for (fw::NftRuleSpec& spec : ipt::AddressRulesNft(a)) b.AddRule(family, ipt::kFilter, ipt::kPrivChain, std::move(spec));
+  }
+  std::vector<fw::NftRule> added;
+  RETURN_IF_ERROR(b.Commit(*nl, &added), "adding firewall rules");
+  if (fw::NoteTable(*nl, record, family, ipt::kFilter)) {
+    record.rules.insert(record.rules.end(), added.begin(), added.end());
+  }
+  return true;
+}
+
+// The recorded rules of `family`, deleted by handle in one transaction.
+// False when there is no usable record or the commit failed (a rule gone
+// already): the caller then takes the snapshot.
+bool DelRecorded(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record, fw::NftFamily family) {
+  if (!record.has_value() || record->tables.count(family) == 0) return false;
+  absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
+  if (!nl.ok() || !fw::TableUnchanged(**nl, *record, family, ipt::kFilter)) return false;
+  fw::NftBatch b;
+  for (const fw::NftRule& r : record->rules) {
+    if (r.family == family) b.DeleteRule(r);
+  }
+  return b.Commit(**nl).ok();
+}
+
+// Every copy of the addresses' rules, from a snapshot (upstream deletes one
+// copy; a copy left behind would keep the address open to its next owner).
+absl::Status DelFromSnapshot(LazyNetfilter& nf, bool v6, const std::vector<net::IpPrefix>& addrs) {
+  absl::StatusOr<net::NetlinkSocket*> nl = fw::IptablesIsNft(v6) ? nf.Get() : nullptr;
+  ASSIGN_OR_RETURN(bool has_chain, fw::IptablesHasChain(nl.ok() ? *nl : nullptr, v6, ipt::kFilter, ipt::kPrivChain));
+  if (!has_chain) return absl::OkStatus();
+  const std::vector<std::string> ours = AddressLines(addrs);
+  return fw::RetryOnConflict([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, ipt::kFilter));
+    std::string b;
+    for (const std::string& line : t.RulesOf(ipt::kPrivChain)) {
+      if (Contains(ours, line)) b += fw::IptDeleteLine(line);
+    }
+    return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, ipt::kFilter, b);
+  });
+}
+
+absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPrefix>& addrs) {
+  ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, ipt::kFilter));
+  auto missing = [](absl::string_view what) {
+    return Error(ErrorCode::kInternal, absl::StrCat("firewall: expected ", what, " not found"));
+  };
+  for (const std::string& chain : {std::string(ipt::kPrivChain), c.admin_chain}) {
+    if (!t.HasChain(chain)) return missing(absl::StrCat("chain ", chain));
+  }
+  if (!ipt::HasJump(t, ipt::kForwardChain, ipt::kPrivChain)) return missing("FORWARD rule jumping to CNI-FORWARD");
+  if (!ipt::HasJump(t, ipt::kPrivChain, c.admin_chain)) {
+    return missing(absl::StrCat("CNI-FORWARD rule jumping to ", c.admin_chain));
+  }
+  std::vector<std::string> present = t.RulesOf(ipt::kPrivChain);
+  for (const std::string& line : AddressLines(addrs)) {
+    if (!Contains(present, line)) return missing(absl::StrCat("rule \"", line, "\""));
+  }
+  return absl::OkStatus();
+}
+
+class IptablesBackend final : public Backend {
+ public:
+  explicit IptablesBackend(LazyNetfilter& nf) : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)) {}
+
+  absl::Status Add(const Config& c, const Owner& o) override {
+    const bool repeated = store_.Load(o.RecordKey()).has_value();
+    fw::RuleRecord record;
+    for (bool v6 : {false, true}) {
+      std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
+      if (addrs.empty()) continue;
+      // A repeated ADD must not append its rules twice: only the snapshot
+      // sees which are there.
+      bool done = false;
+      if (!repeated) {
+        ASSIGN_OR_RETURN(done, AddOverNetlink(nf_, c, v6, addrs, record));
+      }
+      if (!done) RETURN_IF_ERROR(AddFromSnapshot(c, v6, addrs), "adding iptables rules");
+    }
+    // Saved also without handles (rules made from a snapshot): a repeated
+    // ADD must know that it is one.
+    store_.Save(o.RecordKey(), record);
+    return absl::OkStatus();
+  }
+
+  absl::Status Del(const Config& c, const Owner& o) override {
+    const std::optional<fw::RuleRecord> record = store_.Load(o.RecordKey());
+    std::vector<absl::Status> failures;
+    for (bool v6 : {false, true}) {
+      if (DelRecorded(nf_, record, fw::IpFamily(v6))) continue;
+      std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
+      if (addrs.empty() || !fw::IptablesAvailable(v6)) continue;
+      if (absl::Status st = DelFromSnapshot(nf_, v6, addrs); !st.ok()) failures.push_back(st);
+    }
+    store_.Remove(o.RecordKey());
+    RETURN_IF_ERROR(JoinErrors(failures), "removing iptables rules");
+    return absl::OkStatus();
+  }
+
+  absl::Status Check(const Config& c, const Owner&) override {
+    for (bool v6 : {false, true}) {
+      std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
+      if (!addrs.empty()) RETURN_IF_ERROR(CheckFamily(c, v6, addrs));
+    }
+    return absl::OkStatus();
+  }
+
+  // Upstream's rules carry no owner: only the recorded ones can be told
+  // apart. Those of `network`'s attachments not in `valid` go.
+  absl::Status Gc(const std::string& network, const std::vector<Owner>& valid) override {
+    std::vector<std::string> keep;
+    for (const Owner& o : valid) keep.push_back(o.RecordKey());
+    const std::string prefix = Owner::RecordPrefix(network);
+    for (const std::string& key : store_.RecordsNotIn(keep)) {
+      if (!absl::StartsWith(key, prefix)) continue;  // another network's
+      std::optional<fw::RuleRecord> record = store_.Load(key);
+      for (bool v6 : {false, true}) (void)DelRecorded(nf_, record, fw::IpFamily(v6));
+      store_.Remove(key);
+    }
+    store_.RemoveTemporariesBut(keep);
+    return absl::OkStatus();
+  }
+
+  absl::Status Isolate(const Config& c) override { return ipt::Isolate(nf_, c); }
+
+ private:
+  LazyNetfilter& nf_;
+  fw::RuleRecordStore store_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<IptablesBackend>(nf); }
+
+}  // namespace cni::firewall

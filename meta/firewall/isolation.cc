@@ -1,0 +1,174 @@
+// The ingress policies same-bridge and isolated in iptables, as upstream
+// builds them (docker's isolation between networks):
+//   FORWARD (first):       -j CNI-ISOLATION-STAGE-1
+//   CNI-ISOLATION-STAGE-1: -i BR ! -o BR -j CNI-ISOLATION-STAGE-2  (leaving the bridge)
+//                          -i BR -o BR -j DROP                      (isolated only, put above)
+//                          -j RETURN                                 (last)
+//   CNI-ISOLATION-STAGE-2: -o BR -j DROP                             (entering another bridge)
+//                          -j RETURN                                 (last)
+// so a packet from bridge A to bridge B is dropped when either is isolated,
+// while traffic to and from the host (INPUT/OUTPUT) never meets these chains.
+//
+// The chains are shared by every container of the bridge and set up once:
+// with iptables-nft, the bridge's rule handles are recorded
+// (cni/fw/rule_record.h) and a later ADD finds them in the two small chains
+// over netlink instead of taking a snapshot of the whole filter table.
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "cni/fw/nft.h"
+#include "cni/fw/rule_record.h"
+#include "cni/status_macros.h"
+#include "iptables_rules.h"
+
+namespace cni::firewall::ipt {
+namespace {
+
+constexpr const char* kStage1 = "CNI-ISOLATION-STAGE-1";
+constexpr const char* kStage2 = "CNI-ISOLATION-STAGE-2";
+constexpr const char* kRecordDir = "/run/cni/firewall/isolation";
+constexpr const char* kSharedComment = "CNI firewall plugin rules (ingressPolicy: same-bridge|isolated)";
+
+std::string PolicyComment(IngressPolicy p) {
+  return absl::StrCat("CNI firewall plugin rules (ingressPolicy: ",
+                      p == IngressPolicy::kIsolated ? "isolated" : "same-bridge", ")");
+}
+
+using Args = std::vector<std::string>;
+
+Args Commented(Args rule, const std::string& comment, const std::string& target) {
+  rule.insert(rule.end(), {"-m", "comment", "--comment", comment, "-j", target});
+  return rule;
+}
+
+// One rule as iptables-save prints it, without the newline.
+std::string Saved(const std::string& chain, const Args& args) {
+  return std::string(absl::StripSuffix(fw::IptLine("-A", chain, args), "\n"));
+}
+
+// The bridge's own rules per chain, in the order they end up (top first).
+struct BridgeRules {
+  std::vector<Args> stage1;
+  std::vector<Args> stage2;
+};
+
+BridgeRules RulesFor(const Config& c) {
+  const std::string& br = c.bridge;
+  const std::string policy = PolicyComment(c.ingress_policy);
+  BridgeRules r;
+  if (c.ingress_policy == IngressPolicy::kIsolated) {
+    r.stage1.push_back(Commented({"-i", br, "-o", br}, policy, "DROP"));
+  }
+  r.stage1.push_back(Commented({"-i", br, "!", "-o", br}, policy, kStage2));
+  r.stage2.push_back(Commented({"-o", br}, kSharedComment, "DROP"));
+  return r;
+}
+
+bool Has(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+// Upstream's InsertUnique calls as one restore commit: what is missing, the
+// bridge's rules put first (the last of them inserted first), the RETURNs
+// appended.
+std::string MissingLines(const fw::IptTable& t, const BridgeRules& r) {
+  std::string b;
+  for (const char* chain : {kStage1, kStage2}) {
+    if (!t.HasChain(chain)) absl::StrAppend(&b, "-N ", chain, "\n");
+  }
+  if (!HasJump(t, kForwardChain, kStage1)) {
+    b += fw::IptLine("-I", absl::StrCat(kForwardChain, " 1"), Commented({}, kSharedComment, kStage1));
+  }
+  for (auto [chain, rules] : {std::pair{kStage1, &r.stage1}, std::pair{kStage2, &r.stage2}}) {
+    const std::vector<std::string> present = t.RulesOf(chain);
+    for (auto it = rules->rbegin(); it != rules->rend(); ++it) {
+      if (!Has(present, Saved(chain, *it))) b += fw::IptLine("-I", absl::StrCat(chain, " 1"), *it);
+    }
+    Args ret = Commented({}, kSharedComment, "RETURN");
+    if (!Has(present, Saved(chain, ret))) b += fw::IptLine("-A", chain, ret);
+  }
+  return b;
+}
+
+std::string RecordKey(const Config& c) {
+  return absl::StrCat(c.ingress_policy == IngressPolicy::kIsolated ? "isolated-" : "same-bridge-", c.bridge);
+}
+
+// With iptables-nft: whether the record shows the bridge's rules still in
+// their chains and FORWARD still jumping to stage 1 (a few small listings).
+bool InPlace(net::NetlinkSocket& nl, const fw::RuleRecord& record, fw::NftFamily family) {
+  if (!fw::TableUnchanged(nl, record, family, kFilter)) return false;
+  absl::StatusOr<std::vector<fw::NftRule>> forward = fw::nft::ListFirstRules(nl, family, kFilter, kForwardChain, 8);
+  if (!forward.ok() ||
+      std::none_of(forward->begin(), forward->end(), [](const fw::NftRule& r) { return r.jump == kStage1; })) {
+    return false;
+  }
+  for (const char* chain : {kStage1, kStage2}) {
+    absl::StatusOr<std::vector<fw::NftRule>> now = fw::nft::ListRules(nl, family, kFilter, chain);
+    if (!now.ok()) return false;
+    for (const fw::NftRule& mine : record.rules) {
+      if (mine.family != family || mine.chain != chain) continue;
+      if (std::none_of(now->begin(), now->end(), [&](const fw::NftRule& r) { return r.handle == mine.handle; })) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Notes the handles of the bridge's rules: iptables-save and the netlink
+// listing show a chain's rules in the same order, so the n-th saved line is
+// the n-th listed rule (when the counts differ, a writer came between the
+// two reads: nothing is noted, and the next ADD takes a snapshot again).
+void Remember(net::NetlinkSocket& nl, bool v6, const BridgeRules& r, fw::RuleRecord& record) {
+  const fw::NftFamily family = fw::IpFamily(v6);
+  absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, kFilter);
+  if (!t.ok() || !fw::NoteTable(nl, record, family, kFilter)) return;
+  std::vector<fw::NftRule> found;
+  for (auto [chain, rules] : {std::pair{kStage1, &r.stage1}, std::pair{kStage2, &r.stage2}}) {
+    const std::vector<std::string> saved = t->RulesOf(chain);
+    absl::StatusOr<std::vector<fw::NftRule>> listed = fw::nft::ListRules(nl, family, kFilter, chain);
+    if (!listed.ok() || listed->size() != saved.size()) return (void)record.tables.erase(family);
+    for (const Args& rule : *rules) {
+      auto at = std::find(saved.begin(), saved.end(), Saved(chain, rule));
+      if (at == saved.end()) return (void)record.tables.erase(family);
+      found.push_back((*listed)[at - saved.begin()]);
+    }
+  }
+  record.rules.insert(record.rules.end(), found.begin(), found.end());
+}
+
+}  // namespace
+
+absl::Status Isolate(LazyNetfilter& nf, const Config& c) {
+  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kRecordDir);
+  const std::optional<fw::RuleRecord> before = store.Load(RecordKey(c));
+  fw::RuleRecord record;
+  const BridgeRules rules = RulesFor(c);
+  for (bool v6 : {false, true}) {
+    if (std::none_of(c.addresses.begin(), c.addresses.end(), [v6](const net::IpPrefix& a) { return a.is_v4() != v6; })) {
+      continue;  // upstream: only the families the container has
+    }
+    const fw::NftFamily family = fw::IpFamily(v6);
+    absl::StatusOr<net::NetlinkSocket*> nl = fw::IptablesIsNft(v6) ? nf.Get() : absl::StatusOr<net::NetlinkSocket*>(nullptr);
+    if (nl.ok() && *nl != nullptr && before.has_value() && InPlace(**nl, *before, family)) {
+      record.tables[family] = before->tables.at(family);
+      for (const fw::NftRule& r : before->rules) {
+        if (r.family == family) record.rules.push_back(r);
+      }
+      continue;
+    }
+    RETURN_IF_ERROR(fw::RetryOnConflict([&]() -> absl::Status {
+      ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, kFilter));
+      std::string b = MissingLines(t, rules);
+      return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, kFilter, b);
+    }), "setting up ingress policy");
+    if (nl.ok() && *nl != nullptr) Remember(**nl, v6, rules, record);
+  }
+  if (!record.tables.empty()) store.Save(RecordKey(c), record);
+  return absl::OkStatus();
+}
+
+}  // namespace cni::firewall::ipt

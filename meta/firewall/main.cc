@@ -1,0 +1,6 @@
+#include "cni/skel.h"
+#include "firewall.h"
+
+int main() {
+  return cni::PluginMain(cni::firewall::Funcs(), {cni::firewall::SupportedVersions(), cni::AboutLine("firewall")});
+}

@@ -1,0 +1,28 @@
+#include "config.h"
+
+#include "cni/config_schema.h"
+#include "cni/error.h"
+#include "cni/plugin_keys.h"
+#include "cni/status_macros.h"
+
+namespace cni::dummy {
+namespace {
+
+const config::Schema<Config> kKeys = {
+    config::Whole("dns", &Config::dns, ParseDnsKey),
+};
+
+}  // namespace
+
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  Config c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "dummy", c));
+  c.ipam_type = args.conf.ipam_type;
+  if (c.ipam_type.empty()) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 "dummy: dummy interface requires an IPAM configuration");
+  }
+  return c;
+}
+
+}  // namespace cni::dummy

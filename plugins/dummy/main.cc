@@ -1,0 +1,4 @@
+#include "cni/skel.h"
+#include "dummy.h"
+
+int main() { return cni::PluginMain(cni::dummy::Funcs(), {{}, cni::AboutLine("dummy")}); }

@@ -1,0 +1,33 @@
+// Configuration of the host-device plugin, parsed and validated before any
+// side effect (DESIGN rule 3). Which device the keys name is resolved by ADD
+// (it needs sysfs and the kernel), still before anything is changed.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cni/net/ip.h"
+#include "cni/skel.h"
+#include "cni/types.h"
+
+namespace cni::host_device {
+
+struct Config {
+  // The device, by the first of these that is set (upstream's precedence):
+  // runtimeConfig.deviceID (a PCI or auxiliary device), device, hwaddr,
+  // kernelpath, pciBusID.
+  std::string device;                     // "device": a link name in the host namespace
+  std::optional<net::MacAddress> hwaddr;  // "hwaddr": the link with this MAC
+  std::string kernel_path;                // "kernelpath": /sys/devices/...
+  std::string pci_bus_id;                 // "pciBusID": 0000:00:1f.6
+  std::string device_id;                  // runtimeConfig.deviceID
+  std::string ipam_type;                  // "": no addresses
+  std::optional<Dns> dns;                 // the config's dns, when it sets a field
+
+  // Wrong types: code 6. None of the device keys, a bad MAC, a kernelpath
+  // outside /sys/devices/: code 7.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+};
+
+}  // namespace cni::host_device

@@ -1,0 +1,297 @@
+#include "host_device.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+#include "cni/invoke.h"
+#include "cni/ipam_lease.h"
+#include "cni/net/check.h"
+#include "cni/net/ipam_apply.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+#include "cni/quoted.h"
+#include "cni/status_macros.h"
+
+namespace cni::host_device {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSysBusPci = "/sys/bus/pci/devices";
+constexpr const char* kSysBusAuxiliary = "/sys/bus/auxiliary/devices";
+// Drivers that hand a PCI network device to userspace (DPDK): such a device
+// has no kernel link to move.
+constexpr const char* kUserspaceDrivers[] = {"vfio-pci", "uio_pci_generic", "igb_uio"};
+
+absl::Status Invalid(absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("host-device: ", msg));
+}
+
+// Where the device is, once runtimeConfig.deviceID is resolved.
+struct Source {
+  std::string pci;  // a PCI address
+  std::string aux;  // an auxiliary bus device
+  bool dpdk = false;
+};
+
+bool Exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+absl::StatusOr<Source> ResolveSource(const Config& config) {
+  Source src;
+  src.pci = config.pci_bus_id;
+  // runtimeConfig.deviceID overrides pciBusID: a PCI device, else an auxiliary one.
+  if (!config.device_id.empty()) {
+    if (Exists(fs::path(kSysBusPci) / config.device_id)) {
+      src.pci = config.device_id;
+    } else if (Exists(fs::path(kSysBusAuxiliary) / config.device_id)) {
+      src.pci.clear();
+      src.aux = config.device_id;
+    } else {
+      return Invalid(absl::StrCat("runtime config DeviceID ", config.device_id,
+                                  " not found or unsupported"));
+    }
+  }
+  if (!src.pci.empty()) {
+    std::error_code ec;
+    fs::path driver = fs::canonical(fs::path(kSysBusPci) / src.pci / "driver", ec);
+    if (ec) {
+      return Invalid(absl::StrCat("error with host device: PCI device ", src.pci, ": ", ec.message()));
+    }
+    const std::string name = driver.filename().string();
+    src.dpdk = std::any_of(std::begin(kUserspaceDrivers), std::end(kUserspaceDrivers),
+                           [&](const char* d) { return name == d; });
+  }
+  return src;
+}
+
+// The first network device listed in a sysfs "net" directory (sorted, as upstream).
+absl::StatusOr<std::string> FirstNetDevice(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  if (ec) {
+    return Invalid(absl::StrCat("failed to find host device: reading ", dir.string(), ": ",
+                                ec.message()));
+  }
+  if (names.empty()) {
+    return Invalid(absl::StrCat("failed to find host device: no network device in ", dir.string()));
+  }
+  return *std::min_element(names.begin(), names.end());
+}
+
+// The sysfs directory listing the network device of a PCI address: "net",
+// or virtio*/net for a virtio device.
+absl::StatusOr<fs::path> PciNetDir(const std::string& pci) {
+  fs::path dev = fs::path(kSysBusPci) / pci;
+  if (Exists(dev / "net")) return dev / "net";
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (fs::directory_iterator it(dev, ec), end; !ec && it != end; it.increment(ec)) {
+    if (absl::StartsWith(it->path().filename().string(), "virtio") && Exists(it->path() / "net")) {
+      found.push_back(it->path() / "net");
+    }
+  }
+  if (found.empty()) {
+    return Invalid(absl::StrCat("failed to find host device: no net directory under pci device ", pci));
+  }
+  return *std::min_element(found.begin(), found.end());
+}
+
+// The host link the configuration names.
+absl::StatusOr<net::LinkInfo> FindHostLink(net::NetlinkSocket& hsock, const Config& config,
+                                           const Source& src) {
+  std::string name;
+  if (!config.device.empty()) {
+    name = config.device;
+  } else if (config.hwaddr) {
+    ASSIGN_OR_RETURN(std::vector<net::LinkInfo> links, net::ListLinks(hsock), "host-device");
+    for (const net::LinkInfo& l : links) {
+      if (l.mac == *config.hwaddr) return l;
+    }
+    return Invalid(absl::StrCat("failed to find host device: no link with MAC ",
+                                config.hwaddr->ToString()));
+  } else if (!config.kernel_path.empty()) {
+    ASSIGN_OR_RETURN(name, FirstNetDevice(fs::path(config.kernel_path) / "net"));
+  } else if (!src.pci.empty()) {
+    ASSIGN_OR_RETURN(fs::path dir, PciNetDir(src.pci));
+    ASSIGN_OR_RETURN(name, FirstNetDevice(dir));
+  } else {
+    ASSIGN_OR_RETURN(name, FirstNetDevice(fs::path(kSysBusAuxiliary) / src.aux / "net"));
+  }
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(hsock, name);
+  if (absl::IsNotFound(link.status())) {
+    return Invalid(absl::StrCat("failed to find host device ", Quoted(name)));
+  }
+  RETURN_IF_ERROR(link.status(), "host-device");
+  return *link;
+}
+
+// Moves the container's `ifname` back to the host as `original`, with its
+// alias cleared. The kernel brings a moved link down; it is left so (its
+// state before ADD is not known here).
+absl::Status MoveOut(net::NetlinkSocket& csock, net::NetlinkSocket& hsock, const net::Netns& host,
+                     const net::LinkInfo& link, const std::string& original) {
+  RETURN_IF_ERROR(net::MoveLinkToNetnsAs(csock, link, host, original), "host-device");
+  ASSIGN_OR_RETURN(net::LinkInfo back, net::LinkByName(hsock, original), "host-device");
+  RETURN_IF_ERROR(net::SetLinkAlias(hsock, back, ""), "host-device");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(Source src, ResolveSource(config));
+
+  Result result;
+  result.cni_version = args.conf.cni_version;
+  Interface itf;
+  itf.name = args.ifname;
+  itf.sandbox = container.path();
+
+  std::optional<net::NetlinkSocket> csock;
+  std::optional<net::NetlinkSocket> hsock;
+  std::optional<net::Netns> host;
+  std::optional<net::LinkInfo> moved;  // the host device, as it was, once moved in
+  // A failed ADD moves it back as it was: name, alias, up state.
+  absl::Cleanup move_back = [&] {
+    if (!moved) return;
+    absl::StatusOr<net::LinkInfo> in = net::LinkByName(*csock, args.ifname);
+    if (!in.ok() || !net::MoveLinkToNetnsAs(*csock, *in, *host, moved->name).ok()) return;
+    absl::StatusOr<net::LinkInfo> back = net::LinkByName(*hsock, moved->name);
+    if (!back.ok()) return;
+    (void)net::SetLinkAlias(*hsock, *back, moved->alias);
+    if (moved->up()) (void)net::SetLinkUp(*hsock, *back);
+  };
+  if (!src.dpdk) {
+    ASSIGN_OR_RETURN(host, net::Netns::Current());
+    ASSIGN_OR_RETURN(hsock, net::NetlinkSocket::Open());
+    ASSIGN_OR_RETURN(csock, net::NetlinkSocket::OpenIn(container));
+    ASSIGN_OR_RETURN(net::LinkInfo dev, FindHostLink(*hsock, config, src));
+    if (net::Netns::Same(*host, container)) {
+      return Error(ErrorCode::kInvalidNetns, "host-device: CNI_NETNS is the plugin's own namespace");
+    }
+    ASSIGN_OR_RETURN(bool taken, net::LinkExists(*csock, args.ifname));
+    if (taken) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("host-device: container interface ", Quoted(args.ifname), " already exists"));
+    }
+    // The original name goes into the alias, which moves with the link.
+    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, dev.name), "host-device");
+    if (absl::Status st = net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname); !st.ok()) {
+      (void)net::SetLinkAlias(*hsock, dev, dev.alias);
+      return Annotate(st, "host-device");
+    }
+    moved = dev;
+    ASSIGN_OR_RETURN(net::LinkInfo in, net::LinkByName(*csock, args.ifname), "host-device");
+    RETURN_IF_ERROR(net::SetLinkUp(*csock, in), "host-device");
+    itf.mac = in.mac.ToString();
+  }
+  result.interfaces.push_back(itf);
+
+  if (!config.ipam_type.empty()) {
+    ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
+    RETURN_IF_ERROR(lease.RequireAddresses(), "host-device");
+    result.ips = lease.result().ips;
+    for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
+    result.routes = lease.result().routes;
+    result.dns = lease.result().dns;
+    // A device handed to userspace gets its addresses from whoever drives it.
+    if (!src.dpdk) RETURN_IF_ERROR(net::ConfigureInterface(*csock, args.ifname, result), "host-device");
+    if (config.dns) result.dns = *config.dns;
+    RETURN_IF_ERROR(lease.Commit(result), "host-device");
+  } else if (config.dns) {
+    result.dns = *config.dns;
+  }
+  std::move(move_back).Cancel();
+  return result;
+}
+
+absl::Status Del(const CmdArgs& args, const Config& config) {
+  std::vector<absl::Status> failures;
+  // IPAM first and whatever the namespace's state: upstream returns before
+  // releasing when the namespace is gone, and leaks the address.
+  if (!config.ipam_type.empty()) {
+    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
+      failures.push_back(Annotate(st, "host-device: releasing the IPAM address"));
+    }
+  }
+  auto finish = [&]() -> absl::Status { return JoinErrors(failures); };
+  if (args.netns.empty()) return finish();
+  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
+  // Gone (the path, or only the namespace behind a left-over mount point):
+  // the kernel has given a physical device back to the initial namespace,
+  // and destroyed a virtual one. Nothing left to move.
+  if (absl::IsNotFound(container.status()) || absl::IsInvalidArgument(container.status())) {
+    return finish();
+  }
+  auto fail = [&](const absl::Status& st) {
+    failures.push_back(Annotate(st, "host-device"));
+    return finish();
+  };
+  if (!container.ok()) return fail(container.status());
+  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
+  if (!csock.ok()) return fail(csock.status());
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*csock, args.ifname);
+  if (absl::IsNotFound(link.status())) return finish();  // moved out already
+  if (!link.ok()) return fail(link.status());
+  // The original name: the alias ADD set, else the configured device name.
+  std::string original = !link->alias.empty() ? link->alias : config.device;
+  if (original.empty()) {
+    return fail(absl::FailedPreconditionError(absl::StrCat(
+        "failed to find original ifname for ", Quoted(args.ifname), " (alias is not set)")));
+  }
+  absl::StatusOr<net::Netns> host = net::Netns::Current();
+  if (!host.ok()) return fail(host.status());
+  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
+  if (!hsock.ok()) return fail(hsock.status());
+  if (absl::Status st = MoveOut(*csock, *hsock, *host, *link, original); !st.ok()) return fail(st);
+  return finish();
+}
+
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) return Invalid("required prevResult missing");
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  ASSIGN_OR_RETURN(Source src, ResolveSource(config));
+  if (src.dpdk) return absl::OkStatus();
+  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns),
+                   "host-device");
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], ""),
+                   "host-device");
+  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), "host-device");
+  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), "host-device");
+  return absl::OkStatus();
+}
+
+absl::Status Gc(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateGc(config.ipam_type, args);
+}
+
+absl::Status Status(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateStatus(config.ipam_type, args);
+}
+
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
+
+}  // namespace cni::host_device

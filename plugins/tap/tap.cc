@@ -1,0 +1,190 @@
+#include "tap.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+#include "cni/exec.h"
+#include "cni/fs.h"
+#include "cni/invoke.h"
+#include "cni/ipam_lease.h"
+#include "cni/net/check.h"
+#include "cni/net/ipam_apply.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+#include "cni/net/sysctl.h"
+#include "cni/net/teardown.h"
+#include "cni/net/tuntap.h"
+#include "cni/net/veth.h"
+#include "cni/quoted.h"
+#include "cni/status_macros.h"
+
+namespace cni::tap {
+namespace {
+
+absl::Status Invalid(absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("tap: ", msg));
+}
+
+bool SelinuxEnabled() {
+  struct stat st {};
+  return stat("/sys/fs/selinux/enforce", &st) == 0;
+}
+
+// With SELinux enforcing a label, the tap must be created by a process that
+// runs with it (the kernel labels a tun device with its creator's context):
+// as upstream, `ip tuntap add` is executed with `label` as its exec context,
+// from a thread inside the container namespace (the child inherits both).
+absl::Status CreateLabelledTap(const net::Netns& ns, const net::TapSpec& spec,
+                               const std::string& label) {
+  std::string ip = FindSystemProgram("ip");
+  if (ip.empty()) return Invalid("selinuxContext needs the ip program, which is not installed");
+  std::vector<std::string> argv = {ip, "tuntap", "add", "mode", "tap", "name", spec.name};
+  if (spec.multi_queue) argv.push_back("multi_queue");
+  if (spec.owner) argv.insert(argv.end(), {"user", std::to_string(*spec.owner)});
+  if (spec.group) argv.insert(argv.end(), {"group", std::to_string(*spec.group)});
+  return ns.Run([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(UniqueFd attr, OpenFile("/proc/thread-self/attr/exec", O_WRONLY));
+    RETURN_IF_ERROR(WriteAll(attr.get(), label, "/proc/thread-self/attr/exec"),
+                    "tap: setting the exec label");
+    ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, {}, ""));
+    if (r.exit_code != 0) {
+      return absl::InternalError(absl::StrCat("tap: ip tuntap add: ", r.err, r.out));
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Creates the tap under a temporary name (never colliding with CNI_IFNAME or
+// another ADD) and returns it.
+absl::StatusOr<net::LinkInfo> CreateTemp(net::NetlinkSocket& csock, const net::Netns& container,
+                                         const Config& config) {
+  net::TapSpec spec;
+  spec.multi_queue = config.multi_queue;
+  spec.owner = config.owner;
+  spec.group = config.group;
+  absl::Status created;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    spec.name = "tp" + net::RandomVethName().substr(4);  // "tp" + 8 hex digits
+    created = !config.selinux_context.empty() && SelinuxEnabled()
+                  ? CreateLabelledTap(container, spec, config.selinux_context)
+                  : net::CreateTap(container, spec);
+    if (!absl::IsAlreadyExists(created)) break;
+  }
+  RETURN_IF_ERROR(created, "tap");
+  return net::LinkByName(csock, spec.name);
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, args.ifname));
+  if (taken) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("tap: container interface ", Quoted(args.ifname), " already exists"));
+  }
+  // The bridge lives in the container namespace (as upstream looks it up).
+  std::optional<net::LinkInfo> bridge;
+  if (!config.bridge.empty()) {
+    absl::StatusOr<net::LinkInfo> br = net::LinkByName(csock, config.bridge);
+    if (absl::IsNotFound(br.status())) {
+      return Invalid(absl::StrCat("bridge ", Quoted(config.bridge),
+                                  " not found in the container namespace"));
+    }
+    RETURN_IF_ERROR(br.status(), "tap");
+    if (br->kind != "bridge") {
+      return Invalid(absl::StrCat(Quoted(config.bridge), " is not a bridge"));
+    }
+    bridge = *br;
+  }
+
+  ASSIGN_OR_RETURN(net::LinkInfo link, CreateTemp(csock, container, config));
+  // By index: the same link under its temporary name or CNI_IFNAME.
+  absl::Cleanup remove_link = [&] { (void)net::DeleteLink(csock, link); };
+  if (config.mtu != 0) RETURN_IF_ERROR(net::SetLinkMtu(csock, link, config.mtu), "tap");
+  if (config.mac) RETURN_IF_ERROR(net::SetLinkMac(csock, link, *config.mac), "tap");
+  RETURN_IF_ERROR(net::RenameLink(csock, link, args.ifname), "tap");
+  ASSIGN_OR_RETURN(link, net::LinkByIndex(csock, link.index), "tap");
+  if (bridge) RETURN_IF_ERROR(net::SetLinkMaster(csock, link, bridge->index), "tap");
+
+  Result result;
+  result.cni_version = args.conf.cni_version;
+  Interface itf;
+  itf.name = link.name;
+  itf.mac = link.mac.ToString();
+  itf.sandbox = container.path();
+  result.interfaces.push_back(itf);
+
+  // Declared after remove_link, so a failed ADD releases the address first.
+  std::optional<IpamLease> lease;
+  if (config.ipam_type.empty()) {
+    RETURN_IF_ERROR(net::SetLinkUp(csock, link), "tap");
+  } else {
+    ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, config.ipam_type));
+    lease.emplace(std::move(acquired));
+    RETURN_IF_ERROR(lease->RequireAddresses(), "tap");
+    result.ips = lease->result().ips;
+    for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
+    result.routes = lease->result().routes;
+    result.dns = lease->result().dns;
+    (void)net::WriteSysctl(container, absl::StrCat("net/ipv4/conf/", args.ifname, "/arp_notify"), "1");
+    RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result), "tap");
+  }
+  if (config.dns) result.dns = *config.dns;
+
+  if (lease) RETURN_IF_ERROR(lease->Commit(result), "tap");
+  std::move(remove_link).Cancel();
+  return result;
+}
+
+absl::Status Del(const CmdArgs& args, const Config& config) {
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap");
+}
+
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) return Invalid("required prevResult missing");
+  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
+  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns), "tap");
+
+  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
+  // A tap is a "tun" link to the kernel (its mode is in IFLA_TUN_TYPE).
+  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], "tun"),
+                   "tap");
+  if (!config.bridge.empty()) {
+    ASSIGN_OR_RETURN(net::LinkInfo br, net::LinkByName(sock, config.bridge), "tap");
+    if (link.master != br.index) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tap: container interface ", Quoted(link.name), " is not a port of ", Quoted(br.name)));
+    }
+  }
+  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), "tap");
+  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), "tap");
+  return absl::OkStatus();
+}
+
+absl::Status Gc(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateGc(config.ipam_type, args);
+}
+
+absl::Status Status(const CmdArgs& args, const Config& config) {
+  if (config.ipam_type.empty()) return absl::OkStatus();
+  return DelegateStatus(config.ipam_type, args);
+}
+
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
+
+}  // namespace cni::tap

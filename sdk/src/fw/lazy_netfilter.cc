@@ -1,0 +1,13 @@
+#include "cni/fw/nft.h"
+#include "cni/status_macros.h"
+
+namespace cni::fw {
+
+absl::StatusOr<net::NetlinkSocket*> LazyNetfilter::Get() {
+  if (!nl_.has_value()) {
+    CNI_ASSIGN_OR_RETURN(nl_, nft::OpenSocket());
+  }
+  return &*nl_;
+}
+
+}  // namespace cni::fw
