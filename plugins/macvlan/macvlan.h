@@ -11,11 +11,9 @@
 namespace cni::macvlan {
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
 absl::Status Check(const CmdArgs& args, const Config& config);
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
-// The command table: skel parses Config once, then calls the handler.
+// The command table: skel parses Config once, then calls the handler;
+// DEL, GC and STATUS are cni/sublink.h's.
 PluginFuncs Funcs();
 
 // Result layout: interfaces[0] is the macvlan in the container.

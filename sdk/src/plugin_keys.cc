@@ -3,13 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "cni/args.h"
 #include "cni/error.h"
+#include "cni/skel.h"
 #include "cni/status_macros.h"
 
 namespace cni {
 namespace {
 
 constexpr int kVethMinMtu = 68;
-constexpr int kVethMaxMtu = 65535;
+constexpr int kVethMaxMtu = 65535;  // ETH_MAX_MTU, also the bound of a link on a master
 
 absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
@@ -42,6 +43,22 @@ absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin) {
     return Invalid(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
                                         ", or 0 for the default)"));
   }
+  return static_cast<int>(*mtu);
+}
+
+absl::StatusOr<std::string> ParseMasterKey(const Json& raw, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> master, GetString(raw, "master"));
+  if (!master || master->empty()) return std::string();
+  if (absl::Status st = ValidateInterfaceName(*master); !st.ok()) {
+    return Invalid(plugin, absl::StrCat("master \"", *master, "\": ", st.message()));
+  }
+  return *master;
+}
+
+absl::StatusOr<int> ParseSublinkMtuKey(const Json& raw, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+  if (!mtu) return 0;
+  if (*mtu < 0 || *mtu > kVethMaxMtu) return Invalid(plugin, absl::StrCat("invalid MTU ", *mtu));
   return static_cast<int>(*mtu);
 }
 

@@ -213,10 +213,6 @@ TEST_CASE("macvlan: DEL releases the address when the namespace is gone", "[netn
 
 TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
           "[netns][macvlan][differential]") {
-  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/macvlan")) {
-    WARN("no upstream macvlan: differential skipped");
-    return;
-  }
   NetnsFixture fx;
   MakeMaster(fx);
   const Json extra = GENERATE(Json({{"mode", "private"}, {"mtu", 1400}}), Json({{"mode", "vepa"}}),
@@ -224,41 +220,8 @@ TEST_CASE("macvlan: same result and kernel state as upstream's macvlan",
   INFO(extra.dump());
   Json routes = Json::array({{{"dst", "0.0.0.0/0"}, {"gw", "10.44.0.1"}}});
   std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24", "", routes), extra);
-  struct Snap {
-    cni::Result result;
-    std::string link, addrs, routes;
-  };
-  auto snap = [&](const std::string& dir, const std::string& ns) {
-    Snap s;
-    s.result = MustResult(Call("ADD", conf, ns, "diff", {.dir = dir}));
-    for (cni::Interface& i : s.result.interfaces) {
-      i.mac.clear();
-      i.sandbox = "SANDBOX";
-    }
-    // The kernel sets operstate later (linkwatch, at most once a second when
-    // links change quickly): compare it once it has left UNKNOWN.
-    Json l = LinkJson(fx, ns, "eth0");
-    for (int i = 0; i < 30 && l.value("operstate", "") == "UNKNOWN"; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      l = LinkJson(fx, ns, "eth0");
-    }
-    s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"]["info_data"].value("mode", ""), " ",
-                          l.value("operstate", ""));
-    s.addrs = MustExec(fx, ns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
-    s.routes = MustExec(fx, ns, {"ip", "route", "show"});
-    MustSucceed(Call("DEL", conf, ns, "diff", {.dir = dir}));
-    CHECK(fx.Links(ns) == kOnlyLo);
-    return s;
-  };
-  std::string up_ns = fx.AddNetns("up");
-  std::string our_ns = fx.AddNetns("ours");
-  Snap up = snap(kUpstreamDir, up_ns);
-  Snap ours = snap("", our_ns);
-  CHECK(ours.result == up.result);
-  CHECK(ours.link == up.link);
-  CHECK(ours.addrs == up.addrs);
-  CHECK(ours.routes == up.routes);
-  TearDown(fx, {up_ns, our_ns}, {"mst0"});
+  CheckSameAsUpstream(fx, "macvlan", conf);
+  TearDown(fx, {}, {"mst0"});
 }
 
 // Upstream's usual set-up: a dummy link as the master. The kernels this

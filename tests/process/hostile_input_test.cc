@@ -17,8 +17,8 @@ using cni::test::RunPlugin;
 using cni::test::RunResult;
 
 const std::vector<std::string>& Plugins() {
-  static const std::vector<std::string> all = {"bridge",     "ptp",    "macvlan", "loopback", "host-local",
-                                               "static",     "tuning", "portmap", "bandwidth"};
+  static const std::vector<std::string> all = {"bridge", "ptp",    "macvlan", "ipvlan",  "vlan",     "loopback",
+                                               "host-local", "static", "tuning",  "portmap", "bandwidth"};
   return all;
 }
 

@@ -4,9 +4,13 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/cni_call.h"
 #include "support/run.h"
 
 extern char** environ;
@@ -54,6 +58,49 @@ std::string SocatExchange(const std::string& netns, const std::string& addr, con
   if (!netns.empty()) argv = {"/usr/bin/nsenter", "--net=" + netns, "--"};
   argv.insert(argv.end(), {"/usr/bin/socat", "-T", "2", "-t", "2", "-", addr});
   return RunProcess(argv, {kTestPath}, data, 8000).out;
+}
+
+namespace {
+
+// What CheckSameAsUpstream compares, for one implementation.
+struct LinkSnapshot {
+  cni::Result result;
+  std::string link, addrs, routes;
+};
+
+LinkSnapshot SnapshotAddDel(const NetnsFixture& fx, const std::string& plugin, const std::string& conf,
+                            const std::string& netns, const std::string& dir) {
+  LinkSnapshot s;
+  s.result = MustResult(CallPlugin(plugin, "ADD", conf, netns, "diff", {.dir = dir}));
+  NormalizeForDiff(s.result, "");
+  Json l = LinkJson(fx, netns, "eth0");
+  s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"].dump(), " ",
+                        l.value("flags", Json::array()).dump());
+  s.addrs = MustExec(fx, netns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
+  s.routes = MustExec(fx, netns, {"ip", "route", "show"});
+  MustSucceed(CallPlugin(plugin, "DEL", conf, netns, "diff", {.dir = dir}));
+  CHECK(fx.Links(netns) == std::vector<std::string>{"lo"});
+  return s;
+}
+
+}  // namespace
+
+bool CheckSameAsUpstream(NetnsFixture& fx, const std::string& plugin, const std::string& conf) {
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/" + plugin)) {
+    WARN("no upstream " << plugin << ": differential skipped");
+    return false;
+  }
+  std::string up_ns = fx.AddNetns();
+  std::string our_ns = fx.AddNetns();
+  LinkSnapshot up = SnapshotAddDel(fx, plugin, conf, up_ns, kUpstreamDir);
+  LinkSnapshot ours = SnapshotAddDel(fx, plugin, conf, our_ns, "");
+  CHECK(ours.result == up.result);
+  CHECK(ours.link == up.link);
+  CHECK(ours.addrs == up.addrs);
+  CHECK(ours.routes == up.routes);
+  fx.DelNetns(up_ns);
+  fx.DelNetns(our_ns);
+  return true;
 }
 
 }  // namespace cni::test

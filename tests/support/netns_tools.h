@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cni/json.h"
+#include "cni/types.h"
 #include "support/netns_fixture.h"
 
 namespace cni::test {
@@ -43,5 +44,16 @@ class BackgroundProcess {
 // socat address `addr`, sends `data` and returns what came back (2 s idle
 // timeout, 8 s at most).
 std::string SocatExchange(const std::string& netns, const std::string& addr, const std::string& data = "");
+
+// The differential test of a plugin that makes one link, eth0: runs ADD of
+// `conf` with upstream's `plugin` (kUpstreamDir) in one fresh namespace and
+// with ours in another, and CHECKs that both give the same normalised result
+// (NormalizeForDiff) and the same kernel state between ADD and DEL: eth0's
+// MTU, linkinfo (kind and kind data) and flags in `ip -d -j link` (not
+// operstate: the kernel settles it asynchronously), `ip -4 -o addr` (IPv6
+// link-local follows a random MAC) and `ip route`. Both DELs must succeed and
+// leave only lo; the namespaces are deleted. When upstream's plugin is not
+// installed it WARNs and returns false.
+bool CheckSameAsUpstream(NetnsFixture& fx, const std::string& plugin, const std::string& conf);
 
 }  // namespace cni::test

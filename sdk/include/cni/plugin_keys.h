@@ -27,6 +27,16 @@ absl::StatusOr<std::optional<Dns>> ParseDnsKey(const Json& raw, absl::string_vie
 // would refuse. A non-integer: code 6.
 absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin);
 
+// "master" of a plugin whose link sits on a master (macvlan, ipvlan, vlan):
+// "" when absent, null or empty (the plugin then picks one, or refuses);
+// else it must be a valid interface name (code 7).
+absl::StatusOr<std::string> ParseMasterKey(const Json& raw, absl::string_view plugin);
+
+// "mtu" of a link on a master: 0 (the master's) when absent or null, else
+// 0 ... 65535 (code 7 `invalid MTU -1` outside). The bound that matters, the
+// master's MTU, is the kernel's to know: see sublink::RequireMtuWithin.
+absl::StatusOr<int> ParseSublinkMtuKey(const Json& raw, absl::string_view plugin);
+
 // "ipMasqBackend": "" when absent, null or empty (upstream's default choice),
 // else "iptables" or "nftables"; anything else is code 7.
 absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_view plugin);

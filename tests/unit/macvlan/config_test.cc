@@ -9,21 +9,14 @@
 #include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
+#include "support/config_parse.h"
 
 namespace {
 
 using cni::macvlan::Config;
 
 absl::StatusOr<Config> Parse(const std::string& extra, const std::string& cni_args = "") {
-  std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"macvlan")";
-  if (!extra.empty()) text += "," + extra;
-  text += "}";
-  absl::StatusOr<cni::NetConf> conf = cni::NetConf::Parse(text);
-  REQUIRE(conf.ok());
-  cni::CmdArgs args;
-  args.conf = *conf;
-  args.args = cni_args;
-  return Config::Parse(args);
+  return cni::test::ParseConfig<Config>("macvlan", extra, cni_args);
 }
 
 }  // namespace

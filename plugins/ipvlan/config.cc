@@ -1,0 +1,25 @@
+#include "config.h"
+
+#include "cni/config_schema.h"
+#include "cni/json.h"
+#include "cni/plugin_keys.h"
+#include "cni/status_macros.h"
+#include "cni/sublink.h"
+
+namespace cni::ipvlan {
+namespace {
+
+// The shared keys of a link on a master, then the kind's own.
+const config::Schema<Config> kKeys = sublink::Keys<Config>(
+    {sublink::ModeKey(&Config::mode, net::ParseIpvlanMode)});
+
+}  // namespace
+
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  Config c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ipvlan", c));
+  c.ipam_type = args.conf.ipam_type;
+  return c;
+}
+
+}  // namespace cni::ipvlan

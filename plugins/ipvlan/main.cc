@@ -1,0 +1,4 @@
+#include "cni/skel.h"
+#include "ipvlan.h"
+
+int main() { return cni::PluginMain(cni::ipvlan::Funcs(), {{}, cni::AboutLine("ipvlan")}); }

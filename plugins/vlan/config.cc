@@ -1,0 +1,31 @@
+#include "config.h"
+
+#include "cni/config_schema.h"
+#include "cni/error.h"
+#include "cni/plugin_keys.h"
+#include "cni/status_macros.h"
+#include "cni/sublink.h"
+
+namespace cni::vlan {
+namespace {
+
+// The shared keys of a link on a master, then the kind's own.
+const config::Schema<Config> kKeys = sublink::Keys<Config>(
+    {config::Integer("vlanId", &Config::vlan_id, {0, 4094})});
+
+}  // namespace
+
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  Config c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "vlan", c));
+  if (c.master.empty()) {
+    // Upstream's words.
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 "vlan: \"master\" field is required. It specifies the host interface name to "
+                 "create the VLAN for.");
+  }
+  c.ipam_type = args.conf.ipam_type;
+  return c;
+}
+
+}  // namespace cni::vlan

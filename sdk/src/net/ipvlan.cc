@@ -1,0 +1,65 @@
+#include "cni/net/ipvlan.h"
+
+#include <linux/if_link.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/ipvlan.h>
+
+#include "absl/strings/str_cat.h"
+#include "cni/error.h"
+#include "cni/status_macros.h"
+#include "link_on_master.h"
+
+namespace cni::net {
+
+absl::StatusOr<IpvlanMode> ParseIpvlanMode(absl::string_view name) {
+  if (name.empty() || name == "l2") return IpvlanMode::kL2;
+  if (name == "l3") return IpvlanMode::kL3;
+  if (name == "l3s") return IpvlanMode::kL3s;
+  return Error(ErrorCode::kInvalidNetworkConfig,
+               absl::StrCat("unknown ipvlan mode: \"", name, "\" (want l2, l3 or l3s)"));
+}
+
+std::string IpvlanModeName(IpvlanMode mode) {
+  switch (mode) {
+    case IpvlanMode::kL2: return "l2";
+    case IpvlanMode::kL3: return "l3";
+    case IpvlanMode::kL3s: return "l3s";
+  }
+  return "unknown";
+}
+
+namespace {
+std::string What(const IpvlanSpec& spec) {
+  return absl::StrCat("creating ipvlan \"", spec.name, "\" on link #", spec.master_index);
+}
+}  // namespace
+
+absl::StatusOr<NlMsgPtr> BuildIpvlanRequest(const IpvlanSpec& spec) {
+  std::string what = What(spec);
+  RtnlLinkPtr link(rtnl_link_ipvlan_alloc());
+  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  if (int rc = rtnl_link_ipvlan_set_mode(link.get(), static_cast<uint16_t>(spec.mode)); rc < 0) {
+    return NlError(rc, what);
+  }
+  return internal::BuildLinkOnMasterRequest(
+      link.get(),
+      {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
+      what);
+}
+
+absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec) {
+  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildIpvlanRequest(spec));
+  return sock.Transact(msg.get(), What(spec));
+}
+
+absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index) {
+  std::string what = absl::StrCat("reading ipvlan mode of link #", index);
+  ASSIGN_OR_RETURN(RtnlLinkPtr link, internal::GetLinkObject(sock, index, what));
+  uint16_t mode = 0;
+  if (!rtnl_link_is_ipvlan(link.get()) || rtnl_link_ipvlan_get_mode(link.get(), &mode) < 0) {
+    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not an ipvlan"));
+  }
+  return static_cast<IpvlanMode>(mode);
+}
+
+}  // namespace cni::net
