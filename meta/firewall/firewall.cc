@@ -132,12 +132,9 @@ absl::Status Status(const CmdArgs&, const Config& c) {
 }
 
 PluginFuncs Funcs() {
-  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check, .status = Status});
   // DEL and GC read the configuration leniently (see TeardownConfig).
-  PluginFuncs teardown = Typed<TeardownConfig>({.del = Del, .gc = Gc});
-  funcs.del = std::move(teardown.del);
-  funcs.gc = std::move(teardown.gc);
-  return funcs;
+  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check, .status = Status},
+                                                   {.del = Del, .gc = Gc});
 }
 
 std::vector<std::string> SupportedVersions() {

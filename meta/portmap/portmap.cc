@@ -147,12 +147,8 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& c) {
 }
 
 PluginFuncs Funcs() {
-  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check});
   // DEL and GC read the configuration leniently (see TeardownConfig).
-  PluginFuncs teardown = Typed<TeardownConfig>({.del = Del, .gc = Gc});
-  funcs.del = std::move(teardown.del);
-  funcs.gc = std::move(teardown.gc);
-  return funcs;
+  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check}, {.del = Del, .gc = Gc});
 }
 
 

@@ -234,12 +234,8 @@ absl::Status Gc(const CmdArgs& args, const BackupDir& dir) {
 absl::Status Status(const CmdArgs&, const Config&) { return absl::OkStatus(); }
 
 PluginFuncs Funcs() {
-  PluginFuncs funcs = Typed<Config>({.add = Add, .check = Check, .status = Status});
   // DEL and GC read only the dataDir (see BackupDir).
-  PluginFuncs cleanup = Typed<BackupDir>({.del = Del, .gc = Gc});
-  funcs.del = std::move(cleanup.del);
-  funcs.gc = std::move(cleanup.gc);
-  return funcs;
+  return TypedWithTeardown<Config, BackupDir>({.add = Add, .check = Check, .status = Status}, {.del = Del, .gc = Gc});
 }
 
 }  // namespace cni::tuning

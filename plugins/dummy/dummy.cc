@@ -43,10 +43,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   itf.mac = link.mac.ToString();
   itf.sandbox = container.path();
   result.interfaces.push_back(itf);
-  result.ips = lease.result().ips;
-  for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-  result.routes = lease.result().routes;
-  result.dns = lease.result().dns;
+  lease.CopyInto(result, kContainerIndex);
   RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result), "dummy");
   if (config.dns) result.dns = *config.dns;
 
@@ -80,16 +77,12 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return absl::OkStatus();
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  return DelegateGc(config.ipam_type, args);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  return DelegateStatus(config.ipam_type, args);
-}
-
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+  return Typed<Config>({.add = Add,
+                        .del = Del,
+                        .check = Check,
+                        .gc = ForwardGcToIpam<Config>,
+                        .status = ForwardStatusToIpam<Config>});
 }
 
 }  // namespace cni::dummy

@@ -206,10 +206,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   if (!config.ipam_type.empty()) {
     ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
     RETURN_IF_ERROR(lease.RequireAddresses(), "host-device");
-    result.ips = lease.result().ips;
-    for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-    result.routes = lease.result().routes;
-    result.dns = lease.result().dns;
+    lease.CopyInto(result, kContainerIndex);
     // A device handed to userspace gets its addresses from whoever drives it.
     if (!src.dpdk) RETURN_IF_ERROR(net::ConfigureInterface(*csock, args.ifname, result), "host-device");
     if (config.dns) result.dns = *config.dns;
@@ -280,18 +277,12 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return absl::OkStatus();
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  if (config.ipam_type.empty()) return absl::OkStatus();
-  return DelegateGc(config.ipam_type, args);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  if (config.ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(config.ipam_type, args);
-}
-
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+  return Typed<Config>({.add = Add,
+                        .del = Del,
+                        .check = Check,
+                        .gc = ForwardGcToIpam<Config>,
+                        .status = ForwardStatusToIpam<Config>});
 }
 
 }  // namespace cni::host_device

@@ -16,8 +16,6 @@ namespace cni::host_device {
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
 absl::Status Del(const CmdArgs& args, const Config& config);
 absl::Status Check(const CmdArgs& args, const Config& config);
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
 // The command table: skel parses Config once, then calls the handler.
 PluginFuncs Funcs();
 

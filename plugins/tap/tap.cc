@@ -132,10 +132,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, config.ipam_type));
     lease.emplace(std::move(acquired));
     RETURN_IF_ERROR(lease->RequireAddresses(), "tap");
-    result.ips = lease->result().ips;
-    for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-    result.routes = lease->result().routes;
-    result.dns = lease->result().dns;
+    lease->CopyInto(result, kContainerIndex);
     (void)net::WriteSysctl(container, absl::StrCat("net/ipv4/conf/", args.ifname, "/arp_notify"), "1");
     RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result), "tap");
   }
@@ -173,18 +170,12 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return absl::OkStatus();
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  if (config.ipam_type.empty()) return absl::OkStatus();
-  return DelegateGc(config.ipam_type, args);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  if (config.ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(config.ipam_type, args);
-}
-
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+  return Typed<Config>({.add = Add,
+                        .del = Del,
+                        .check = Check,
+                        .gc = ForwardGcToIpam<Config>,
+                        .status = ForwardStatusToIpam<Config>});
 }
 
 }  // namespace cni::tap

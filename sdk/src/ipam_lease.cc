@@ -40,4 +40,11 @@ absl::Status IpamLease::Commit(const Result& final_result) {
   return absl::OkStatus();
 }
 
+void IpamLease::CopyInto(Result& result, int interface_index) const {
+  result.ips = result_.ips;
+  for (IpConfig& ip : result.ips) ip.interface = interface_index;
+  result.routes = result_.routes;
+  result.dns = result_.dns;
+}
+
 }  // namespace cni

@@ -145,9 +145,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
     ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, spec.ipam_type));
     lease.emplace(std::move(acquired));
     RETURN_IF_ERROR(lease->RequireAddresses(), spec.plugin);
-    result.ips = lease->result().ips;
-    result.routes = lease->result().routes;
-    result.dns = lease->result().dns;
+    lease->CopyInto(result, 0);
   } else if (spec.chained != nullptr && !spec.chained->ips.empty()) {
     result.ips = spec.chained->ips;
     result.routes = spec.chained->routes;
@@ -198,14 +196,5 @@ absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl:
                                      ", the config wants ", want));
 }
 
-absl::Status Gc(const CmdArgs& args, absl::string_view ipam_type) {
-  if (ipam_type.empty()) return absl::OkStatus();
-  return DelegateGc(ipam_type, args);
-}
-
-absl::Status Status(const CmdArgs& args, absl::string_view ipam_type) {
-  if (ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(ipam_type, args);
-}
 
 }  // namespace cni::sublink

@@ -54,4 +54,17 @@ absl::Status DelegateGc(absl::string_view type, const CmdArgs& args, absl::strin
 // STATUS: success or the delegate's error (e.g. code 50, no addresses left).
 absl::Status DelegateStatus(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 
+// GC and STATUS of a plugin whose IPAM is optional (`Config::ipam_type`, ""
+// when there is none): forwarded to the IPAM plugin, success without one.
+// Rows of a Typed() table: `.gc = ForwardGcToIpam<Config>`.
+template <typename Config>
+absl::Status ForwardGcToIpam(const CmdArgs& args, const Config& config) {
+  return config.ipam_type.empty() ? absl::OkStatus() : DelegateGc(config.ipam_type, args);
+}
+// See ForwardGcToIpam.
+template <typename Config>
+absl::Status ForwardStatusToIpam(const CmdArgs& args, const Config& config) {
+  return config.ipam_type.empty() ? absl::OkStatus() : DelegateStatus(config.ipam_type, args);
+}
+
 }  // namespace cni

@@ -46,6 +46,11 @@ class IpamLease {
   // address (an interface plugin cannot configure an interface without one).
   absl::Status RequireAddresses() const;
 
+  // Copies the lease's addresses (each pointing at interface
+  // `interface_index` of `result`), routes and DNS into `result`: what an
+  // interface plugin reports for the one interface it configured.
+  void CopyInto(Result& result, int interface_index) const;
+
   // The last step of ADD: checks that `final_result` can be printed at the
   // configuration's cniVersion (skel prints it only after the handler
   // returns, when no rollback could run any more) and, if so, keeps the lease.

@@ -101,6 +101,20 @@ PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
   return funcs;
 }
 
+// A table whose teardown reads its own, lenient configuration type: ADD,
+// CHECK and STATUS from `setup` (parsing Config), DEL and GC from `teardown`
+// (parsing Teardown, which judges fewer values, so that what upstream or an
+// older configuration set up can always be removed). `setup`'s DEL and GC
+// and `teardown`'s other commands are not used.
+template <typename Config, typename Teardown>
+PluginFuncs TypedWithTeardown(TypedPluginFuncs<Config> setup, TypedPluginFuncs<Teardown> teardown) {
+  PluginFuncs funcs = Typed<Config>(std::move(setup));
+  PluginFuncs down = Typed<Teardown>(std::move(teardown));
+  funcs.del = std::move(down.del);
+  funcs.gc = std::move(down.gc);
+  return funcs;
+}
+
 // What the plugin tells about itself: its versions and its "about" line.
 struct PluginInfo {
   std::vector<std::string> supported_versions;  // default: every version (AllVersions())

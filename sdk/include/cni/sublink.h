@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/config_schema.h"
+#include "cni/invoke.h"
 #include "cni/json.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -135,11 +136,6 @@ absl::Status Check(const CmdArgs& args, const CheckSpec& spec);
 absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,
                       absl::string_view have, absl::string_view want);
 
-// GC: forwarded to IPAM; success without IPAM.
-absl::Status Gc(const CmdArgs& args, absl::string_view ipam_type);
-// STATUS: forwarded to IPAM; success without IPAM.
-absl::Status Status(const CmdArgs& args, absl::string_view ipam_type);
-
 // The command table of a plugin built on these steps: its own ADD and CHECK
 // (calling Add and Check above); DEL, GC and STATUS straight from
 // `Config::ipam_type`.
@@ -151,8 +147,8 @@ PluginFuncs Funcs(std::string plugin,
       .add = std::move(add),
       .del = [plugin](const CmdArgs& args, const Config& c) { return Del(args, c.ipam_type, plugin); },
       .check = std::move(check),
-      .gc = [](const CmdArgs& args, const Config& c) { return Gc(args, c.ipam_type); },
-      .status = [](const CmdArgs& args, const Config& c) { return Status(args, c.ipam_type); },
+      .gc = ForwardGcToIpam<Config>,
+      .status = ForwardStatusToIpam<Config>,
   });
 }
 
