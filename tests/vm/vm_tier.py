@@ -422,6 +422,10 @@ def build_initramfs(args, kroot, version, work: Path):
 
     if args.guest_script:
         a.file("/vm/guest-script", args.guest_script, 0o755)
+    for program in args.program:  # e.g. the benchmark driver (scripts/bench.d/links)
+        for lib in shared_libraries(program):
+            a.host_path(lib)
+        a.file(f"/vm/bin/{Path(program).name}", program, 0o755)
 
     out = work / "initramfs.cpio"
     a.write(out)
@@ -568,7 +572,9 @@ def main():
                    help="seconds for a KVM guest to reach /init before TCG is used instead")
     p.add_argument("--jobs", type=int, default=2, help="cases the guest runs side by side")
     p.add_argument("--cases", default="", help="only the selected cases whose name matches this regex")
-    p.add_argument("--guest-script", help="a sh script the guest runs before the cases (debugging)")
+    p.add_argument("--guest-script", help="a sh script the guest runs before the cases (debugging, benchmarks)")
+    p.add_argument("--program", action="append", default=[],
+                   help="another program the guest script needs, put in /vm/bin (repeatable)")
     p.add_argument("--fetch-only", action="store_true", help="fetch and unpack the kernel, then stop")
     args = p.parse_args()
 
