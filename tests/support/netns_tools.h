@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/types.h"
 #include "support/netns_fixture.h"
@@ -17,6 +18,14 @@ namespace cni::test {
 // Runs argv in `netns` ("" = the private host namespace), REQUIREs it to
 // succeed (naming the command and its stderr if not) and returns its stdout.
 std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv);
+
+// Whether iptables is iptables-nft here (what the plugins' netlink paths for
+// iptables need); says so (a Catch warning) when it is not.
+bool IptablesNft(const NetnsFixture& fx);
+
+// Lines of `text` that contain `needle`, with nft's handles and counters
+// removed (they differ between two writers of the same rule).
+std::vector<std::string> LinesWith(const std::string& text, absl::string_view needle);
 
 // `ip -d -j link show dev <name>` in `netns`: the one link object.
 Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name);
