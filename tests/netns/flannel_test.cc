@@ -284,37 +284,105 @@ TEST_CASE("flannel netns: DEL after the subnet file is gone, and ADD without one
   TearDown(fx, {ns}, {"cni0"});
 }
 
-namespace {
+TEST_CASE("flannel netns: GC and STATUS of the k3s conflist at cniVersion 1.1.0", "[netns][flannel]") {
+  NetnsFixture fx;
+  PrivateVarLib var_lib;
+  Json conflist = Json::parse(kK3sConflist);
+  conflist["cniVersion"] = "1.1.0";
+  auto list = cni::runtime::ConfListFromBytes(conflist.dump());
+  REQUIRE(list.ok());
+  cni::runtime::Options o;
+  o.plugin_dirs = {PluginDir()};
+  Runtime rt(o);
+  // STATUS: not ready until flanneld has written the subnet file.
+  absl::Status early = rt.StatusNetworkList(*list);
+  CHECK(cni::CodeOf(early) == 50);
+  WriteFile("/run/flannel/subnet.env", SubnetEnv({"IPv4", true, false}, true));
+  CHECK(rt.StatusNetworkList(*list).ok());
 
-// One flannel node: a namespace with an underlay interface, flannel.1 (vxlan
-// VNI 1, port 8472, no learning, the subnet's network address /32) and its own
-// subnet file, data dirs and runtime cache.
-struct FlannelNode {
-  std::string ns, underlay_ip, subnet_net, subnet_env, mac;
-  TempDir dir;
-};
-
-void SetUpNode(NetnsFixture& fx, FlannelNode& n, const std::string& uplink) {
-  MustExec(fx, n.ns, {"ip", "link", "set", "lo", "up"});
-  MustExec(fx, n.ns, {"ip", "addr", "add", n.underlay_ip + "/24", "dev", uplink});
-  MustExec(fx, n.ns, {"ip", "link", "set", uplink, "up"});
-  MustExec(fx, n.ns, {"ip", "link", "add", "flannel.1", "type", "vxlan", "id", "1", "local", n.underlay_ip, "dev",
-                      uplink, "dstport", "8472", "nolearning"});
-  MustExec(fx, n.ns, {"ip", "link", "set", "flannel.1", "mtu", "1450", "up"});
-  MustExec(fx, n.ns, {"ip", "addr", "add", n.subnet_net + "/32", "dev", "flannel.1"});
-  n.mac = LinkJson(fx, n.ns, "flannel.1")["address"].get<std::string>();
-  WriteFile(n.dir.str() + "/subnet.env", n.subnet_env);
+  std::string ns_x = fx.AddNetns("podx"), ns_y = fx.AddNetns("pody");
+  MustParse(rt.AddNetworkList(*list, Att("pod-x", ns_x)));
+  MustParse(rt.AddNetworkList(*list, Att("pod-y", ns_y)));
+  auto reservations = [] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator("/var/lib/cni/networks/cbr0")) {
+      if (cni::net::IpAddress::Parse(e.path().filename().string()).ok()) out.push_back(e.path().filename());
+    }
+    return out;
+  };
+  REQUIRE(reservations().size() == 2);
+  // pod-y's namespace went away and the runtime lost its cache entry: only
+  // GC can find what is left of it (its saved configuration, its address).
+  fx.DelNetns(ns_y);
+  std::filesystem::remove("/var/lib/cni/results/cbr0-pod-y-eth0");
+  REQUIRE(rt.GcNetworkList(*list, std::vector<cni::Attachment>{{"pod-x", "eth0"}}).ok());
+  CHECK(std::filesystem::exists("/var/lib/cni/flannel/pod-x"));
+  CHECK_FALSE(std::filesystem::exists("/var/lib/cni/flannel/pod-y"));
+  CHECK(reservations().size() == 1);
+  CHECK(rt.CheckNetworkList(*list, Att("pod-x", ns_x)).ok());
+  REQUIRE(rt.DelNetworkList(*list, Att("pod-x", ns_x)).ok());
+  CHECK(reservations().empty());
+  TearDown(fx, {ns_x}, {"cni0"});
 }
 
-// What flanneld's vxlan backend programs on `n` for the remote node `peer`
-// (subnet `peer_subnet`): a route via the peer's flannel.1 address (onlink),
-// a permanent neighbour entry for it, and the fdb entry sending its MAC to
-// the peer's underlay address.
-void Peer(NetnsFixture& fx, const FlannelNode& n, const FlannelNode& peer, const std::string& peer_subnet) {
-  MustExec(fx, n.ns, {"ip", "neigh", "replace", peer.subnet_net, "lladdr", peer.mac, "dev", "flannel.1", "nud",
-                      "permanent"});
-  MustExec(fx, n.ns, {"bridge", "fdb", "append", peer.mac, "dev", "flannel.1", "dst", peer.underlay_ip});
-  MustExec(fx, n.ns, {"ip", "route", "add", peer_subnet, "via", peer.subnet_net, "dev", "flannel.1", "onlink"});
+namespace {
+
+// One flannel node (index 0 or 1): a namespace with an underlay interface,
+// flannel.1 (vxlan VNI 1 over IPv4, port 8472, no learning, with the network
+// address of the node's subnet as /32) and, for dual stack, flannel-v6.1 (the
+// same over IPv6, /128), as flanneld's vxlan backend makes them; its own
+// subnet file, data directories and runtime cache.
+struct FlannelNode {
+  int index = 0;
+  bool dual = false;
+  std::string ns, uplink, mac4, mac6;
+  TempDir dir;
+
+  std::string underlay4() const { return absl::StrCat("192.168.50.", index + 1); }
+  std::string underlay6() const { return absl::StrCat("fd00:50::", index + 1); }
+  std::string subnet4() const { return absl::StrCat("10.42.", index, ".0"); }       // also flannel.1's address
+  std::string subnet6() const { return absl::StrCat("2001:cafe:42:", index, "::"); }  // also flannel-v6.1's
+  std::string SubnetEnv() const {
+    std::string s = absl::StrCat("FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNET=10.42.", index, ".1/24\n");
+    if (dual) absl::StrAppend(&s, "FLANNEL_IPV6_NETWORK=2001:cafe:42::/56\nFLANNEL_IPV6_SUBNET=", subnet6(), "1/64\n");
+    return s + "FLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n";
+  }
+};
+
+std::string AddVxlan(NetnsFixture& fx, const FlannelNode& n, const std::string& name, const std::string& local,
+                     const std::string& mtu, const std::string& address) {
+  MustExec(fx, n.ns, {"ip", "link", "add", name, "type", "vxlan", "id", "1", "local", local, "dev", n.uplink,
+                      "dstport", "8472", "nolearning"});
+  MustExec(fx, n.ns, {"ip", "link", "set", name, "mtu", mtu, "up"});
+  MustExec(fx, n.ns, {"ip", "addr", "add", address, "dev", name, "nodad"});
+  return LinkJson(fx, n.ns, name)["address"].get<std::string>();
+}
+
+void SetUpNode(NetnsFixture& fx, FlannelNode& n) {
+  MustExec(fx, n.ns, {"ip", "link", "set", "lo", "up"});
+  MustExec(fx, n.ns, {"ip", "addr", "add", n.underlay4() + "/24", "dev", n.uplink});
+  MustExec(fx, n.ns, {"ip", "addr", "add", n.underlay6() + "/64", "dev", n.uplink, "nodad"});
+  MustExec(fx, n.ns, {"ip", "link", "set", n.uplink, "up"});
+  n.mac4 = AddVxlan(fx, n, "flannel.1", n.underlay4(), "1450", n.subnet4() + "/32");
+  if (n.dual) n.mac6 = AddVxlan(fx, n, "flannel-v6.1", n.underlay6(), "1430", n.subnet6() + "/128");
+  WriteFile(n.dir.str() + "/subnet.env", n.SubnetEnv());
+}
+
+// What flanneld's vxlan backend programs on `n` for the remote node `peer`,
+// per family: a route to the peer's subnet via the peer's vxlan address
+// (onlink), a permanent neighbour entry for that address, and the fdb entry
+// sending its MAC to the peer's underlay address.
+void Peer(NetnsFixture& fx, const FlannelNode& n, const FlannelNode& peer) {
+  struct Fam {
+    std::string dev, gw, mac, underlay, subnet;
+  };
+  std::vector<Fam> fams = {{"flannel.1", peer.subnet4(), peer.mac4, peer.underlay4(), peer.subnet4() + "/24"}};
+  if (n.dual) fams.push_back({"flannel-v6.1", peer.subnet6(), peer.mac6, peer.underlay6(), peer.subnet6() + "/64"});
+  for (const Fam& f : fams) {
+    MustExec(fx, n.ns, {"ip", "neigh", "replace", f.gw, "lladdr", f.mac, "dev", f.dev, "nud", "permanent"});
+    MustExec(fx, n.ns, {"bridge", "fdb", "append", f.mac, "dev", f.dev, "dst", f.underlay});
+    MustExec(fx, n.ns, {"ip", "route", "add", f.subnet, "via", f.gw, "dev", f.dev, "onlink"});
+  }
 }
 
 // The k3s conflist with this node's subnet file, flannel dataDir and
@@ -329,13 +397,12 @@ cni::runtime::NetworkConfigList NodeList(const FlannelNode& n) {
   return *parsed;
 }
 
-// Runs `fn` with the runtime on node `n`: the plugins it starts run in the
-// node's namespace, as on a real node.
-template <typename T>
-absl::StatusOr<T> OnNode(const FlannelNode& n, const std::function<absl::StatusOr<T>()>& fn) {
+// Runs `fn` in node `n`'s namespace: the plugins the runtime starts from
+// there run in the node, as on a real node.
+absl::Status OnNode(const FlannelNode& n, const std::function<absl::Status()>& fn) {
   auto ns = cni::net::Netns::Open(n.ns);
   if (!ns.ok()) return ns.status();
-  return ns->RunFor<T>(fn);
+  return ns->Run(fn);
 }
 
 uint64_t TxPackets(const NetnsFixture& fx, const std::string& ns, const std::string& link) {
@@ -346,68 +413,74 @@ uint64_t TxPackets(const NetnsFixture& fx, const std::string& ns, const std::str
 }  // namespace
 
 TEST_CASE("flannel netns: pods on two nodes joined by a flannel vxlan reach each other", "[netns][flannel]") {
+  bool dual = GENERATE(false, true);
+  INFO((dual ? "dual stack" : "IPv4"));
   NetnsFixture fx;
-  FlannelNode a, b;
-  a.ns = fx.AddNetns("nodea");
-  b.ns = fx.AddNetns("nodeb");
-  a.underlay_ip = "192.168.50.1";
-  b.underlay_ip = "192.168.50.2";
-  a.subnet_net = "10.42.0.0";
-  b.subnet_net = "10.42.1.0";
-  a.subnet_env = "FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNET=10.42.0.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n";
-  b.subnet_env = "FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNET=10.42.1.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n";
+  FlannelNode nodes[2];
   // The underlay: one veth between the nodes.
-  MustExec(fx, "", {"ip", "link", "add", "ula", "netns", "nodea", "type", "veth", "peer", "name", "ulb", "netns",
-                    "nodeb"});
-  SetUpNode(fx, a, "ula");
-  SetUpNode(fx, b, "ulb");
-  Peer(fx, a, b, "10.42.1.0/24");
-  Peer(fx, b, a, "10.42.0.0/24");
+  for (int i = 0; i < 2; ++i) {
+    nodes[i].index = i;
+    nodes[i].dual = dual;
+    nodes[i].ns = fx.AddNetns(absl::StrCat("node", i));
+    nodes[i].uplink = absl::StrCat("underlay", i);
+  }
+  MustExec(fx, "", {"ip", "link", "add", "underlay0", "netns", "node0", "type", "veth", "peer", "name", "underlay1",
+                    "netns", "node1"});
+  for (FlannelNode& n : nodes) SetUpNode(fx, n);
+  Peer(fx, nodes[0], nodes[1]);
+  Peer(fx, nodes[1], nodes[0]);
 
-  std::string pod_a = fx.AddNetns("pod-on-a"), pod_b = fx.AddNetns("pod-on-b");
-  auto list_a = NodeList(a), list_b = NodeList(b);
-  cni::runtime::Options oa, ob;
-  oa.plugin_dirs = ob.plugin_dirs = {PluginDir()};
-  oa.cache_dir = a.dir.str() + "/cache";
-  ob.cache_dir = b.dir.str() + "/cache";
-  Runtime rt_a(oa), rt_b(ob);
-  cni::Result ra = MustParse(OnNode<Json>(a, [&] { return rt_a.AddNetworkList(list_a, Att("pod-a", pod_a)); }));
-  cni::Result rb = MustParse(OnNode<Json>(b, [&] { return rt_b.AddNetworkList(list_b, Att("pod-b", pod_b)); }));
-  REQUIRE(ra.ips.size() == 1);
-  REQUIRE(rb.ips.size() == 1);
-  CHECK(ra.ips[0].address.ToString().rfind("10.42.0.", 0) == 0);
-  CHECK(rb.ips[0].address.ToString().rfind("10.42.1.", 0) == 0);
+  std::string pods[2] = {fx.AddNetns("pod0"), fx.AddNetns("pod1")};
+  std::string ids[2] = {"pod-0", "pod-1"};
+  cni::Result results[2];
+  for (int i = 0; i < 2; ++i) {
+    cni::runtime::Options o;
+    o.plugin_dirs = {PluginDir()};
+    o.cache_dir = nodes[i].dir.str() + "/cache";
+    Runtime rt(o);
+    auto list = NodeList(nodes[i]);
+    absl::StatusOr<Json> added = absl::InternalError("not run");
+    REQUIRE(OnNode(nodes[i], [&] {
+              added = rt.AddNetworkList(list, Att(ids[i], pods[i]));
+              return absl::OkStatus();
+            }).ok());
+    results[i] = MustParse(added);
+    REQUIRE(results[i].ips.size() == (dual ? 2u : 1u));
+    // Each pod's addresses come from its own node's subnets.
+    CHECK(cni::net::IpPrefix::Parse(nodes[i].subnet4() + "/24")->Contains(results[i].ips[0].address.addr()));
+    if (dual) CHECK(cni::net::IpPrefix::Parse(nodes[i].subnet6() + "/64")->Contains(results[i].ips[1].address.addr()));
+    CHECK(LinkJson(fx, nodes[i].ns, "cni0")["mtu"] == 1450);
+  }
   // Each node got its bridge; the host namespace has nothing.
   CHECK(fx.Links() == std::vector<std::string>{"lo"});
-  CHECK(LinkJson(fx, a.ns, "cni0")["mtu"] == 1450);
 
-  uint64_t tx_before = TxPackets(fx, a.ns, "flannel.1");
-  CHECK(Ping(pod_a, rb.ips[0].address.addr(), 8000));
-  CHECK(Ping(pod_b, ra.ips[0].address.addr(), 8000));
-  CHECK(TxPackets(fx, a.ns, "flannel.1") > tx_before);  // through the vxlan
-  // FLANNEL_IPMASQ=true: no masquerading by the bridge, pod B sees pod A's own address.
-  BackgroundProcess server(pod_b, {"/usr/bin/socat", "TCP-LISTEN:7000,reuseaddr,fork", "EXEC:/usr/bin/env"});
-  CHECK(Reaches(pod_a, absl::StrCat("TCP:", rb.ips[0].address.addr().ToString(), ":7000,connect-timeout=1"),
-                absl::StrCat("SOCAT_PEERADDR=", ra.ips[0].address.addr().ToString())));
-
-  CHECK(OnNode<bool>(a, [&]() -> absl::StatusOr<bool> {
-          absl::Status st = rt_a.CheckNetworkList(list_a, Att("pod-a", pod_a));
-          if (!st.ok()) return st;
-          return true;
-        }).ok());
-  for (auto* n : {&a, &b}) {
-    Runtime& rt = n == &a ? rt_a : rt_b;
-    auto& list = n == &a ? list_a : list_b;
-    std::string pod = n == &a ? pod_a : pod_b, id = n == &a ? "pod-a" : "pod-b";
-    absl::StatusOr<bool> del = OnNode<bool>(*n, [&]() -> absl::StatusOr<bool> {
-      absl::Status st = rt.DelNetworkList(list, Att(id, pod));
-      if (!st.ok()) return st;
-      return true;
-    });
-    INFO(del.status().ToString());
-    CHECK(del.ok());
-    CHECK_FALSE(std::filesystem::exists(n->dir.str() + "/flannel/" + id));
-    CHECK(fx.Links(pod) == std::vector<std::string>{"lo"});
+  // Pod to pod across the nodes, each family through its vxlan device.
+  for (size_t f = 0; f < results[0].ips.size(); ++f) {
+    std::string dev = f == 0 ? "flannel.1" : "flannel-v6.1";
+    INFO(dev);
+    uint64_t tx_before = TxPackets(fx, nodes[0].ns, dev);
+    CHECK(Ping(pods[0], results[1].ips[f].address.addr(), 8000));
+    CHECK(Ping(pods[1], results[0].ips[f].address.addr(), 8000));
+    CHECK(TxPackets(fx, nodes[0].ns, dev) > tx_before);
   }
-  TearDown(fx, {pod_a, pod_b, a.ns, b.ns});
+  // FLANNEL_IPMASQ=true: the bridge does not masquerade, pod 1 sees pod 0's
+  // own address.
+  BackgroundProcess server(pods[1], {"/usr/bin/socat", "TCP-LISTEN:7000,reuseaddr,fork", "EXEC:/usr/bin/env"});
+  CHECK(Reaches(pods[0], absl::StrCat("TCP:", results[1].ips[0].address.addr().ToString(), ":7000,connect-timeout=1"),
+                absl::StrCat("SOCAT_PEERADDR=", results[0].ips[0].address.addr().ToString())));
+
+  for (int i = 0; i < 2; ++i) {
+    cni::runtime::Options o;
+    o.plugin_dirs = {PluginDir()};
+    o.cache_dir = nodes[i].dir.str() + "/cache";
+    Runtime rt(o);
+    auto list = NodeList(nodes[i]);
+    CHECK(OnNode(nodes[i], [&] { return rt.CheckNetworkList(list, Att(ids[i], pods[i])); }).ok());
+    absl::Status del = OnNode(nodes[i], [&] { return rt.DelNetworkList(list, Att(ids[i], pods[i])); });
+    INFO(del.ToString());
+    CHECK(del.ok());
+    CHECK_FALSE(std::filesystem::exists(nodes[i].dir.str() + "/flannel/" + ids[i]));
+    CHECK(fx.Links(pods[i]) == std::vector<std::string>{"lo"});
+  }
+  TearDown(fx, {pods[0], pods[1], nodes[0].ns, nodes[1].ns});
 }
