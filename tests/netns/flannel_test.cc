@@ -123,14 +123,6 @@ std::string UpstreamSaved(const Family& f, bool ipmasq) {
                       R"("name":"cbr0","type":"bridge"})");
 }
 
-cni::Result MustParse(const absl::StatusOr<Json>& j) {
-  INFO((j.ok() ? std::string() : j.status().ToString()));
-  REQUIRE(j.ok());
-  auto r = cni::ParseResult(*j);
-  REQUIRE(r.ok());
-  return *r;
-}
-
 RuntimeConf Att(const std::string& id, const std::string& netns, const Json& caps = Json::object()) {
   RuntimeConf rt;
   rt.container_id = id;
@@ -193,8 +185,8 @@ TEST_CASE("flannel netns: the k3s conflist (flannel, portmap, bandwidth) through
   Json caps = {{"portMappings", Json::array({{{"hostPort", 8080}, {"containerPort", 80}, {"protocol", "tcp"}}})},
                {"bandwidth", {{"ingressRate", 100000000}, {"ingressBurst", 1000000},
                               {"egressRate", 100000000}, {"egressBurst", 1000000}}}};
-  cni::Result a = MustParse(rt.AddNetworkList(*list, Att("pod-a", ns_a, caps)));
-  cni::Result b = MustParse(rt.AddNetworkList(*list, Att("pod-b", ns_b)));
+  cni::Result a = MustResult(rt.AddNetworkList(*list, Att("pod-a", ns_a, caps)));
+  cni::Result b = MustResult(rt.AddNetworkList(*list, Att("pod-b", ns_b)));
 
   // The delegate configuration is saved as upstream saves it.
   CHECK(ReadFile("/var/lib/cni/flannel/pod-a") == UpstreamSaved(family, ipmasq));
@@ -272,7 +264,7 @@ TEST_CASE("flannel netns: DEL after the subnet file is gone, and ADD without one
   CHECK(fx.Links() == std::vector<std::string>{"lo"});
 
   WriteFile("/run/flannel/subnet.env", SubnetEnv({"IPv4", true, false}, true));
-  MustParse(rt.AddNetworkList(*list, Att("pod-x", ns)));
+  MustResult(rt.AddNetworkList(*list, Att("pod-x", ns)));
   CHECK(fx.Links(ns).size() == 2);
   // flanneld stopped and its file went with /run: DEL still cleans up, with
   // the saved configuration.
@@ -301,8 +293,8 @@ TEST_CASE("flannel netns: GC and STATUS of the k3s conflist at cniVersion 1.1.0"
   CHECK(rt.StatusNetworkList(*list).ok());
 
   std::string ns_x = fx.AddNetns("podx"), ns_y = fx.AddNetns("pody");
-  MustParse(rt.AddNetworkList(*list, Att("pod-x", ns_x)));
-  MustParse(rt.AddNetworkList(*list, Att("pod-y", ns_y)));
+  MustResult(rt.AddNetworkList(*list, Att("pod-x", ns_x)));
+  MustResult(rt.AddNetworkList(*list, Att("pod-y", ns_y)));
   auto reservations = [] {
     std::vector<std::string> out;
     for (const auto& e : std::filesystem::directory_iterator("/var/lib/cni/networks/cbr0")) {
@@ -397,6 +389,14 @@ cni::runtime::NetworkConfigList NodeList(const FlannelNode& n) {
   return *parsed;
 }
 
+// The runtime of node `n`: our plugins, the node's own result cache.
+cni::runtime::Options NodeOptions(const FlannelNode& n) {
+  cni::runtime::Options o;
+  o.plugin_dirs = {PluginDir()};
+  o.cache_dir = n.dir.str() + "/cache";
+  return o;
+}
+
 // Runs `fn` in node `n`'s namespace: the plugins the runtime starts from
 // there run in the node, as on a real node.
 absl::Status OnNode(const FlannelNode& n, const std::function<absl::Status()>& fn) {
@@ -434,17 +434,14 @@ TEST_CASE("flannel netns: pods on two nodes joined by a flannel vxlan reach each
   std::string ids[2] = {"pod-0", "pod-1"};
   cni::Result results[2];
   for (int i = 0; i < 2; ++i) {
-    cni::runtime::Options o;
-    o.plugin_dirs = {PluginDir()};
-    o.cache_dir = nodes[i].dir.str() + "/cache";
-    Runtime rt(o);
+    Runtime rt(NodeOptions(nodes[i]));
     auto list = NodeList(nodes[i]);
     absl::StatusOr<Json> added = absl::InternalError("not run");
     REQUIRE(OnNode(nodes[i], [&] {
               added = rt.AddNetworkList(list, Att(ids[i], pods[i]));
               return absl::OkStatus();
             }).ok());
-    results[i] = MustParse(added);
+    results[i] = MustResult(added);
     REQUIRE(results[i].ips.size() == (dual ? 2u : 1u));
     // Each pod's addresses come from its own node's subnets.
     CHECK(cni::net::IpPrefix::Parse(nodes[i].subnet4() + "/24")->Contains(results[i].ips[0].address.addr()));
@@ -470,10 +467,7 @@ TEST_CASE("flannel netns: pods on two nodes joined by a flannel vxlan reach each
                 absl::StrCat("SOCAT_PEERADDR=", results[0].ips[0].address.addr().ToString())));
 
   for (int i = 0; i < 2; ++i) {
-    cni::runtime::Options o;
-    o.plugin_dirs = {PluginDir()};
-    o.cache_dir = nodes[i].dir.str() + "/cache";
-    Runtime rt(o);
+    Runtime rt(NodeOptions(nodes[i]));
     auto list = NodeList(nodes[i]);
     CHECK(OnNode(nodes[i], [&] { return rt.CheckNetworkList(list, Att(ids[i], pods[i])); }).ok());
     absl::Status del = OnNode(nodes[i], [&] { return rt.DelNetworkList(list, Att(ids[i], pods[i])); });
