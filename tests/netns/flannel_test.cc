@@ -317,6 +317,44 @@ TEST_CASE("flannel netns: GC and STATUS of the k3s conflist at cniVersion 1.1.0"
   TearDown(fx, {ns_x}, {"cni0"});
 }
 
+TEST_CASE("flannel netns: our flannel delegating to upstream's plugins, and ours deleting what they made",
+          "[netns][flannel][differential]") {
+  for (const char* p : {"bridge", "host-local", "portmap", "bandwidth"}) {
+    if (!std::filesystem::exists(std::string(kUpstreamDir) + "/" + p)) {
+      WARN("no upstream " << p << " in /usr/lib/cni: differential skipped");
+      return;
+    }
+  }
+  NetnsFixture fx;
+  PrivateVarLib var_lib;
+  WriteFile("/run/flannel/subnet.env", SubnetEnv({"IPv4", true, false}, false));
+  auto list = cni::runtime::ConfListFromBytes(kK3sConflist);
+  REQUIRE(list.ok());
+  // Our flannel alone in the first directory; everything else from upstream.
+  TempDir only_flannel;
+  std::filesystem::create_symlink(PluginDir() + "/flannel", only_flannel.path() / "flannel");
+  cni::runtime::Options up;
+  up.plugin_dirs = {only_flannel.str(), kUpstreamDir};
+  cni::runtime::Options ours;
+  ours.plugin_dirs = {PluginDir()};
+  std::string ns_a = fx.AddNetns("poda"), ns_b = fx.AddNetns("podb");
+  Json caps = {{"portMappings", Json::array({{{"hostPort", 8080}, {"containerPort", 80}, {"protocol", "tcp"}}})}};
+  cni::Result a = MustResult(Runtime(up).AddNetworkList(*list, Att("pod-a", ns_a, caps)));
+  cni::Result b = MustResult(Runtime(ours).AddNetworkList(*list, Att("pod-b", ns_b)));
+  CHECK(ReadFile("/var/lib/cni/flannel/pod-a") == UpstreamSaved({"IPv4", true, false}, false));
+  CHECK(Ping(ns_a, b.ips[0].address.addr(), 8000));
+  CHECK(Ping(ns_b, a.ips[0].address.addr(), 8000));
+  CHECK(Masquerades(NatRules(fx), "pod-a"));  // upstream's bridge, same chain names
+  CHECK(Runtime(ours).CheckNetworkList(*list, Att("pod-a", ns_a, caps)).ok());
+  // The node switches to our plugins: ours delete what upstream's made.
+  REQUIRE(Runtime(ours).DelNetworkList(*list, Att("pod-a", ns_a, caps)).ok());
+  REQUIRE(Runtime(ours).DelNetworkList(*list, Att("pod-b", ns_b)).ok());
+  CHECK_FALSE(absl::StrContains(NatRules(fx), "pod-a"));
+  CHECK(fx.Links(ns_a) == std::vector<std::string>{"lo"});
+  CHECK_FALSE(std::filesystem::exists("/var/lib/cni/flannel/pod-a"));
+  TearDown(fx, {ns_a, ns_b}, {"cni0"});
+}
+
 namespace {
 
 // One flannel node (index 0 or 1): a namespace with an underlay interface,
