@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/fs.h"
