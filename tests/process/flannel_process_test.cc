@@ -239,3 +239,20 @@ TEST_CASE("flannel process: GC and STATUS", "[flannel]") {
   RunResult status = n.Call("STATUS", n.Conf("1.1.0"), "");
   CHECK(cni::test::ErrorCode(status) == 50);  // flanneld is not ready: ADD would fail
 }
+
+TEST_CASE("flannel process: DEL with a corrupt saved file rebuilds the configuration or gives up", "[flannel]") {
+  Node n;
+  std::filesystem::create_directories(n.data_dir());
+  std::ofstream(n.saved()) << "{\"half\":";
+  cni::test::MustSucceed(n.Call("DEL", n.Conf()), "DEL");
+  CHECK(n.fake.Calls() == std::vector<std::string>{"DEL bridge ctr1"});
+  CHECK(Read(n.fake.rec() + "/bridge.DEL.stdin") == kSaved);  // rebuilt from the subnet file
+  CHECK_FALSE(std::filesystem::exists(n.saved()));
+
+  n.fake.ClearCalls();
+  std::ofstream(n.saved()) << R"({"type":7})";
+  std::filesystem::remove(n.subnet_file());
+  cni::test::MustSucceed(n.Call("DEL", n.Conf()), "DEL without a subnet file");
+  CHECK(n.fake.Calls().empty());
+  CHECK_FALSE(std::filesystem::exists(n.saved()));
+}
