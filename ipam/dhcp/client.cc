@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -59,7 +60,10 @@ absl::StatusOr<Conn> Conn::Open(const std::string& netns_path, const std::string
   Conn c;
   c.ifname_ = ifname;
   RETURN_IF_ERROR(ns.Run([&]() -> absl::Status {
-    c.packet_.reset(socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP)));
+    // Protocol 0: the socket receives nothing until bind() names ETH_P_IP
+    // below, after the filter is attached (and binding a socket that is
+    // already receiving waits for an RCU grace period, ~10 ms).
+    c.packet_.reset(socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!c.packet_.valid()) return ErrnoError(errno, "opening a packet socket");
     c.inet_.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!c.inet_.valid()) return ErrnoError(errno, "opening a datagram socket");
@@ -101,11 +105,11 @@ absl::StatusOr<Conn> Conn::Open(const std::string& netns_path, const std::string
   if (bind(c.packet_.get(), reinterpret_cast<sockaddr*>(&sll), sizeof(sll)) != 0) {
     return ErrnoError(errno, absl::StrCat("binding a packet socket to \"", ifname, "\""));
   }
-  // Whatever arrived before the filter and the binding is not ours to read.
-  char drain[64];
-  while (recv(c.packet_.get(), drain, sizeof(drain), MSG_DONTWAIT) >= 0) {
-  }
   return c;
+}
+
+void Conn::CloseInBackground(Conn conn) {
+  std::thread([c = std::move(conn)]() mutable { Conn drop = std::move(c); }).detach();
 }
 
 absl::Status Conn::Send(const Message& msg, const net::IpAddress& src, const net::IpAddress& dst,

@@ -55,11 +55,19 @@ class Conn {
   // the deadline; Cancelled when `cancel_fd` (an eventfd, -1 for none) becomes readable.
   absl::StatusOr<std::optional<Reply>> Receive(absl::Time deadline, const std::function<bool(const Message&)>& match,
                                                int cancel_fd);
+  // Closes `conn` on a short-lived thread: closing a packet socket waits for
+  // an RCU grace period (~10 ms), which an ADD or DEL need not wait for.
+  static void CloseInBackground(Conn conn);
   // Takes the link down (a lease that expired unrenewed, as upstream).
   absl::Status SetDown();
 
  private:
   Conn() = default;
+ public:
+  Conn(Conn&&) noexcept = default;
+  Conn& operator=(Conn&&) noexcept = default;
+
+ private:
   UniqueFd packet_;  // AF_PACKET on the interface
   UniqueFd inet_;    // AF_INET datagram socket of the namespace, for interface ioctls
   int ifindex_ = 0;

@@ -208,7 +208,7 @@ absl::StatusOr<Lease::Bound> Lease::Renew(Conn& conn, absl::Time deadline) {
   return Bound{std::move(ack.msg), ack.from_mac, absl::Now()};
 }
 
-void Lease::Commit(Bound b) {
+void Lease::Commit(Bound b, bool notify) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (bound_) ++renewals_;
@@ -218,14 +218,16 @@ void Lease::Commit(Bound b) {
     bound_ = std::move(b);
     state_ = State::kBound;
   }
-  if (on_change_) on_change_();
+  if (notify && on_change_) on_change_();
 }
 
 absl::Status Lease::Acquire() {
   Log(absl::StrCat("acquiring a lease on ", spec_.ifname, " in ", spec_.netns));
   ASSIGN_OR_RETURN(Conn conn, Conn::Open(spec_.netns, spec_.ifname));
-  ASSIGN_OR_RETURN(Bound b, Discover(conn, absl::Now() + timing_.resend_timeout), "acquiring a DHCP lease");
-  Commit(std::move(b));
+  absl::StatusOr<Bound> b = Discover(conn, absl::Now() + timing_.resend_timeout);
+  Conn::CloseInBackground(std::move(conn));
+  if (!b.ok()) return Annotate(b.status(), "acquiring a DHCP lease");
+  Commit(*std::move(b), /*notify=*/false);  // the daemon saves once the lease is in its table
   thread_ = std::thread([this] { Maintain(false); });
   return absl::OkStatus();
 }
@@ -278,7 +280,7 @@ void Lease::Maintain(bool renew_now) {
       absl::Time deadline = t.rebind > now ? std::min(t.rebind, now + timing_.resend_timeout) : now + timing_.timeout;
       absl::StatusOr<Bound> b = Renew(*conn, deadline);
       if (b.ok()) {
-        Commit(*std::move(b));
+        Commit(*std::move(b), /*notify=*/true);
         phase = Phase::kBound;
         continue;
       }
@@ -294,7 +296,7 @@ void Lease::Maintain(bool renew_now) {
           Log(absl::StrCat("the server gave a different address, ", Message::AddrOf(b->ack.yiaddr).ToString(),
                            ": the container keeps a stale one"));
         }
-        Commit(*std::move(b));
+        Commit(*std::move(b), /*notify=*/true);
         phase = Phase::kBound;
         continue;
       }
@@ -331,8 +333,10 @@ absl::Status Lease::SendRelease() {
   std::optional<net::IpAddress> server = cur.ack.Ip(opt::kServerId);
   if (server) release.SetIp(opt::kServerId, *server);
   Log(absl::StrCat("releasing ", Message::AddrOf(cur.ack.yiaddr).ToString()));
-  return conn->Send(release, Message::AddrOf(cur.ack.yiaddr), server.value_or(Broadcast()),
-                    server ? cur.server_mac : BroadcastMac());
+  absl::Status st = conn->Send(release, Message::AddrOf(cur.ack.yiaddr), server.value_or(Broadcast()),
+                               server ? cur.server_mac : BroadcastMac());
+  Conn::CloseInBackground(*std::move(conn));
+  return st;
 }
 
 absl::Status Lease::Stop(bool release) {

@@ -92,7 +92,8 @@ class Lease {
   absl::StatusOr<Bound> Discover(Conn& conn, absl::Time deadline);
   absl::StatusOr<Bound> Renew(Conn& conn, absl::Time deadline);
   absl::Status SendRelease();
-  void Commit(Bound b);
+  // Takes `b` as the current lease; runs on_change when `notify`.
+  void Commit(Bound b, bool notify);
   void Maintain(bool renew_now);
   void Log(absl::string_view msg) const;
 
