@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +63,17 @@ bool WaitFor(const std::function<bool()>& pred, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return pred();
+}
+
+// True when something accepts connections on the unix socket `path`.
+bool Listening(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), std::min(path.size(), sizeof(addr.sun_path) - 1));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
 }
 
 // A child process with its stderr (and stdout) in `log`, killed with SIGKILL
@@ -191,7 +203,7 @@ struct Lab {
 
   void StartDaemon(const std::vector<std::string>& extra = {}) {
     daemon = std::make_unique<Child>(DaemonArgv(extra), DaemonLog());
-    REQUIRE(WaitFor([&] { return std::filesystem::exists(Socket()); }, 5000));
+    REQUIRE(WaitFor([&] { return Listening(Socket()); }, 5000));
   }
 
   // How many times the server logged `what` (e.g. "DHCPACK(srv0) 10.77.0.57 ").
@@ -230,6 +242,17 @@ std::string ClientIdHex(const std::string& id) {
 }
 
 std::string Addr(const cni::Result& r) { return r.ips.at(0).address.addr().ToString(); }
+
+// Two containers, c1 (ctr1) and c2 (ctr2), each with a macvlan eth0 and a lease.
+struct TwoLeases {
+  std::string c1, c2, conf, ip1, ip2;
+};
+TwoLeases AddTwo(NetnsFixture& fx, const Lab& lab) {
+  TwoLeases t{fx.AddNetns("c1"), fx.AddNetns("c2"), MacvlanConf(lab), "", ""};
+  t.ip1 = Addr(MustResult(Mv("ADD", t.conf, t.c1, "ctr1")));
+  t.ip2 = Addr(MustResult(Mv("ADD", t.conf, t.c2, "ctr2")));
+  return t;
+}
 
 }  // namespace
 
@@ -307,15 +330,12 @@ TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns]
   TearDown(fx, {c1, lab.server_ns}, {"mst0"});
 }
 
-TEST_CASE("dhcp: two containers get different leases and reach each other", "[netns][dhcp]") {
+TEST_CASE("dhcp: two containers get different leases and reach each other (broadcast flag)", "[netns][dhcp]") {
   NetnsFixture fx;
   Lab lab(fx);
   lab.StartServer();
-  lab.StartDaemon();
-  std::string c1 = fx.AddNetns("c1"), c2 = fx.AddNetns("c2");
-  std::string conf = MacvlanConf(lab);
-  std::string ip1 = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
-  std::string ip2 = Addr(MustResult(Mv("ADD", conf, c2, "ctr2")));
+  lab.StartDaemon({"-broadcast"});  // the server broadcasts its OFFERs and ACKs
+  auto [c1, c2, conf, ip1, ip2] = AddTwo(fx, lab);
   CHECK(ip1 != ip2);
   CHECK(lab.ServerHasLease(ip1));
   CHECK(lab.ServerHasLease(ip2));
@@ -418,7 +438,9 @@ TEST_CASE("dhcp: a daemon killed and restarted renews the live leases and releas
   lab.daemon->Stop(SIGKILL);
   // While no daemon runs, the plugin says so.
   CHECK(ErrorCode(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1")) == 11);
-  std::filesystem::remove(lab.Socket());  // a killed daemon leaves its socket; the next one replaces it anyway
+  // A killed daemon leaves its socket file; the next one replaces it.
+  REQUIRE(std::filesystem::exists(lab.Socket()));
+  lab.daemon.reset();
   lab.StartDaemon();
   // The new daemon renews the persisted lease at once: same address.
   CHECK(WaitFor([&] { return lab.ServerCount(ack) == 2; }, 5000));
@@ -443,10 +465,7 @@ TEST_CASE("dhcp: GC releases stale leases and a lease whose namespace is gone is
   Lab lab(fx);
   lab.StartServer();
   lab.StartDaemon();
-  std::string c1 = fx.AddNetns("c1"), c2 = fx.AddNetns("c2");
-  std::string conf = MacvlanConf(lab);
-  std::string ip1 = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
-  std::string ip2 = Addr(MustResult(Mv("ADD", conf, c2, "ctr2")));
+  auto [c1, c2, conf, ip1, ip2] = AddTwo(fx, lab);
   // GC with only ctr2 valid: ctr1's lease is released.
   Json gc = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)},
              {"cni.dev/valid-attachments", Json::array({{{"containerID", "ctr2"}, {"ifname", "eth0"}}})}};
