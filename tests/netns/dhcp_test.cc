@@ -330,6 +330,70 @@ TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns]
   TearDown(fx, {c1, lab.server_ns}, {"mst0"});
 }
 
+TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep the address", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer({"--dhcp-option=option:T1,2s", "--dhcp-option=option:T2,5s"});
+  lab.StartDaemon({"-timeout", "1s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
+  std::string ack = "DHCPACK(srv0) " + ip + " ";
+  int discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  // The server's link address changes: unicast renewals (to the old one) are
+  // lost, the broadcast exchange at T2 reaches it.
+  MustExec(fx, lab.server_ns, {"ip", "link", "set", "srv0", "address", "02:00:00:00:77:01"});
+  int acks = lab.ServerCount(ack);
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPDISCOVER(srv0)") > discovers && lab.ServerCount(ack) > acks; },
+                12000));
+  INFO(ReadFile(lab.DaemonLog()));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "no DHCP reply to REQUEST (renewal)"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  // Renewals go to the new link address from then on: ACKs without DISCOVERs.
+  discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  acks = lab.ServerCount(ack);
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) >= acks + 2; }, 8000));
+  CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Stop();
+  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+}
+
+TEST_CASE("dhcp: a lease that cannot be renewed expires and takes the link down", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  MustResult(add);
+  // The daemon stops and the server goes away; when the daemon starts again
+  // its 2-minute lease has 4 s left (dnsmasq grants no shorter lease: the
+  // state file's "boundAt" is moved back instead of waiting).
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  state["leases"][0]["boundAt"] = static_cast<int64_t>(time(nullptr)) - 116;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "lease expired"); }, 10000));
+  INFO(ReadFile(lab.DaemonLog()));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  CHECK(!absl::StrContains(MustExec(fx, c1, {"ip", "link", "show", "eth0"}), ",UP"));
+  RunResult check = Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1");
+  CHECK(check.exit_code != 0);
+  CHECK(absl::StrContains(ErrorMessage(check), "expired"));
+  // An expired lease is not persisted; DEL forgets it.
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Stop();
+  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+}
+
 TEST_CASE("dhcp: two containers get different leases and reach each other (broadcast flag)", "[netns][dhcp]") {
   NetnsFixture fx;
   Lab lab(fx);
