@@ -1,5 +1,6 @@
 #include "lease.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -170,6 +171,7 @@ absl::StatusOr<Lease::Bound> Lease::Discover(Conn& conn, absl::Time deadline) {
     if (ack.msg.Type() == MessageType::kNak) {
       Log(absl::StrCat("NAK from ", server.ToString(), " for ", Message::AddrOf(offer.msg.yiaddr).ToString(),
                        ", discovering again"));
+      if (!Pause(absl::Seconds(1))) return absl::CancelledError("lease stopped");
       continue;
     }
     if (!ack.msg.Ip(opt::kSubnetMask)) {
@@ -286,6 +288,7 @@ void Lease::Maintain(bool renew_now) {
       }
       if (absl::IsCancelled(b.status())) return;
       Log(b.status().message());
+      if (absl::Now() - now < absl::Seconds(1) && !Pause(absl::Seconds(1))) return;  // failed at once: no busy loop
       if (absl::Now() >= t.rebind || CodeOf(b.status()) == static_cast<int>(ErrorCode::kInternal)) phase = Phase::kRebinding;
     } else {
       Log("rebinding the lease");
@@ -302,6 +305,7 @@ void Lease::Maintain(bool renew_now) {
       }
       if (absl::IsCancelled(b.status())) return;
       Log(b.status().message());
+      if (absl::Now() - now < absl::Seconds(1) && !Pause(absl::Seconds(1))) return;
       if (absl::Now() >= t.expire) {
         Log(absl::StrCat("lease expired, setting ", spec_.ifname, " down"));
         (void)conn->SetDown();
@@ -314,6 +318,14 @@ void Lease::Maintain(bool renew_now) {
       }
     }
   }
+}
+
+bool Lease::Pause(absl::Duration d) {
+  pollfd fd{cancel_.get(), POLLIN, 0};
+  int ms = static_cast<int>(absl::ToInt64Milliseconds(d));
+  while (poll(&fd, 1, ms) < 0 && errno == EINTR) {
+  }
+  return !(fd.revents & POLLIN);
 }
 
 absl::Status Lease::SendRelease() {

@@ -96,6 +96,8 @@ class Lease {
   void Commit(Bound b, bool notify);
   void Maintain(bool renew_now);
   void Log(absl::string_view msg) const;
+  // Waits `d` unless Stop() comes first (then false).
+  bool Pause(absl::Duration d);
 
   const LeaseSpec spec_;
   const Timing timing_;
