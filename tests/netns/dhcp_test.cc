@@ -330,6 +330,50 @@ TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns]
   TearDown(fx, {c1, lab.server_ns}, {"mst0"});
 }
 
+TEST_CASE("dhcp: the same lease result as upstream's plugin and daemon, plus DNS", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer({"--dhcp-option=121,192.168.99.0/24,10.77.0.254,0.0.0.0/0,10.77.0.1"});
+  lab.StartDaemon();
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/dhcp")) {
+    WARN("upstream's dhcp plugin is not installed");
+    return;
+  }
+  std::string up_socket = lab.dir.str() + "/upstream.sock";
+  Child upstream({std::string(kUpstreamDir) + "/dhcp", "daemon", "-socketpath", up_socket},
+                 lab.dir.str() + "/upstream.log");
+  REQUIRE(WaitFor([&] { return Listening(up_socket); }, 5000));
+  std::string c1 = fx.AddNetns("c1"), c2 = fx.AddNetns("c2");
+  // Upstream 1.1.1 speaks CNI up to 1.0.0.
+  auto at_1_0 = [](const std::string& conf) {
+    Json j = Json::parse(conf);
+    j["cniVersion"] = "1.0.0";
+    return j.dump();
+  };
+  // Upstream asks only for routers and subnet-mask by default (dnsmasq sends
+  // option 121 only to those who ask): both request it.
+  Json request = Json::array({{{"option", "121"}}});
+  std::string ours_conf = at_1_0(MacvlanConf(lab, {{"request", request}}));
+  std::string up_conf = at_1_0(MacvlanConf(lab, {{"request", request}, {"daemonSocketPath", up_socket}}));
+  cni::Result ours = MustResult(Mv("ADD", ours_conf, c1, "ctr1"));
+  cni::Result up = MustResult(CallPlugin("macvlan", "ADD", up_conf, c2, "ctr2", {.dir = kUpstreamDir}));
+  INFO(cni::ResultToJson(ours, "1.1.0")->dump() << "\n" << cni::ResultToJson(up, "1.1.0")->dump());
+  REQUIRE(ours.ips.size() == 1);
+  REQUIRE(up.ips.size() == 1);
+  CHECK(ours.ips[0].address.len() == up.ips[0].address.len());
+  CHECK(ours.ips[0].gateway == up.ips[0].gateway);
+  CHECK(ours.routes == up.routes);
+  CHECK(up.dns == cni::Dns());  // upstream leaves it empty
+  CHECK(ours.dns.nameservers == std::vector<std::string>{kServer});
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-4", "route"}), "192.168.99.0/24 via 10.77.0.254"));
+  MustSucceed(CallPlugin("macvlan", "DEL", up_conf, c2, "ctr2", {.dir = kUpstreamDir}));
+  MustSucceed(Mv("DEL", ours_conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(Addr(ours)) && !lab.ServerHasLease(Addr(up)); }, 3000));
+  upstream.Stop(SIGTERM);
+  lab.Stop();
+  TearDown(fx, {c1, c2, lab.server_ns}, {"mst0"});
+}
+
 TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep the address", "[netns][dhcp]") {
   NetnsFixture fx;
   Lab lab(fx);
