@@ -172,6 +172,16 @@ struct Lab {
     if (!log.empty()) fprintf(stderr, "--- dhcp daemon log\n%s", log.c_str());
   }
 
+  // Stops both, deletes `containers`, the server namespace and mst0 (plus
+  // `links`), and CHECKs that nothing is left over.
+  void Finish(const std::vector<std::string>& containers, std::vector<std::string> links = {}) {
+    Stop();
+    std::vector<std::string> all = containers;
+    all.push_back(server_ns);
+    links.insert(links.begin(), "mst0");
+    TearDown(fx, all, links);
+  }
+
   std::string Socket() const { return dir.str() + "/dhcp.sock"; }
   std::string Leases() const { return dir.str() + "/dnsmasq.leases"; }
   std::string ServerLog() const { return dir.str() + "/dnsmasq.log"; }
@@ -297,8 +307,7 @@ TEST_CASE("dhcp: macvlan ADD gets a lease that works, CHECK passes, DEL releases
   CHECK(check.exit_code != 0);
   CHECK(absl::StrContains(ErrorMessage(check), "no lease"));
   CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns][dhcp]") {
@@ -326,8 +335,7 @@ TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns]
   CHECK(Ping(c1, A(kServer)));
   CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "renewing the lease"));
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: the same lease result as upstream's plugin and daemon, plus DNS", "[netns][dhcp]") {
@@ -370,8 +378,7 @@ TEST_CASE("dhcp: the same lease result as upstream's plugin and daemon, plus DNS
   MustSucceed(Mv("DEL", ours_conf, c1, "ctr1"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(Addr(ours)) && !lab.ServerHasLease(Addr(up)); }, 3000));
   upstream.Stop(SIGTERM);
-  lab.Stop();
-  TearDown(fx, {c1, c2, lab.server_ns}, {"mst0"});
+  lab.Finish({c1, c2});
 }
 
 TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep the address", "[netns][dhcp]") {
@@ -401,8 +408,7 @@ TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep 
   CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: a lease that cannot be renewed expires and takes the link down", "[netns][dhcp]") {
@@ -434,8 +440,7 @@ TEST_CASE("dhcp: a lease that cannot be renewed expires and takes the link down"
   // An expired lease is not persisted; DEL forgets it.
   CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: two containers get different leases and reach each other (broadcast flag)", "[netns][dhcp]") {
@@ -454,8 +459,7 @@ TEST_CASE("dhcp: two containers get different leases and reach each other (broad
   CHECK(lab.ServerHasLease(ip2));  // the other lease is untouched
   MustSucceed(Mv("DEL", conf, c2, "ctr2"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip2); }, 3000));
-  lab.Stop();
-  TearDown(fx, {c1, c2, lab.server_ns}, {"mst0"});
+  lab.Finish({c1, c2});
 }
 
 TEST_CASE("dhcp: option 121 routes are applied, request and provide options go out", "[netns][dhcp]") {
@@ -483,8 +487,7 @@ TEST_CASE("dhcp: option 121 routes are applied, request and provide options go o
   CHECK(absl::StrContains(ReadFile(lab.Leases()), " web-7 "));
   CHECK(absl::StrContains(ReadFile(lab.ServerLog()), "121"));
   MustSucceed(CallPlugin("macvlan", "DEL", conf, c1, "ctr1", {.args = "IgnoreUnknown=1;K8S_POD_NAME=web-7"}));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: no server answers: a clear error within the timeout, nothing left", "[netns][dhcp]") {
@@ -506,8 +509,7 @@ TEST_CASE("dhcp: no server answers: a clear error within the timeout, nothing le
   RunResult check = CallPlugin("dhcp", "CHECK", conf, c1, "ctr1");
   CHECK(absl::StrContains(ErrorMessage(check), "no lease"));
   CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: the daemon not running is code 11 (STATUS 50)", "[netns][dhcp]") {
@@ -564,8 +566,7 @@ TEST_CASE("dhcp: a daemon killed and restarted renews the live leases and releas
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
   CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: GC releases stale leases and a lease whose namespace is gone is dropped", "[netns][dhcp]") {
@@ -588,8 +589,7 @@ TEST_CASE("dhcp: GC releases stale leases and a lease whose namespace is gone is
   lab.StartDaemon();  // resumes ctr2, finds its namespace gone, drops it
   CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "attachment gone"); }, 5000));
   CHECK(WaitFor([&] { return !absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr2\""); }, 3000));
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: systemd socket activation", "[netns][dhcp]") {
@@ -617,8 +617,7 @@ TEST_CASE("dhcp: systemd socket activation", "[netns][dhcp]") {
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.daemon->Stop(SIGTERM);
   CHECK(std::filesystem::exists(path));  // systemd's socket: not ours to remove
-  lab.Stop();
-  TearDown(fx, {c1, lab.server_ns}, {"mst0"});
+  lab.Finish({c1});
 }
 
 TEST_CASE("dhcp: macvlan and bridge with dhcp through the runtime library", "[netns][dhcp][runtime]") {
@@ -672,6 +671,5 @@ TEST_CASE("dhcp: macvlan and bridge with dhcp through the runtime library", "[ne
   CHECK(rt.DelNetworkList(mv, a1).ok());
   CHECK(rt.DelNetworkList(br, a2).ok());
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip1) && !lab.ServerHasLease(ip2); }, 3000));
-  lab.Stop();
-  TearDown(fx, {c1, c2, lab.server_ns}, {"mst0", "br0"});
+  lab.Finish({c1, c2}, {"br0"});
 }
