@@ -419,13 +419,15 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
-  // A namespace that is gone took the veth pair with it.
-  if (!args.netns.empty()) KeepFailure(failures, net::DeleteLinkInNetns(args.netns, args.ifname));
-  TeardownPacketFilters(args, config, failures);
-  // Always, even without a namespace: the address must not leak.
+  // IPAM first, as upstream: the dhcp plugin sends its DHCPRELEASE through
+  // the container interface, so that must still exist. Always, even without
+  // a namespace: the address must not leak.
   if (!config.ipam_type.empty()) {
     KeepFailure(failures, DelegateDel(config.ipam_type, args), "bridge: releasing the IPAM address");
   }
+  // A namespace that is gone took the veth pair with it.
+  if (!args.netns.empty()) KeepFailure(failures, net::DeleteLinkInNetns(args.netns, args.ifname));
+  TeardownPacketFilters(args, config, failures);
   return JoinErrors(failures);
 }
 

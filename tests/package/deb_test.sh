@@ -40,7 +40,10 @@ sdk=$scratch/pkgs/cni-cpp-sdk-dev_${version}_$arch.deb
 
 step "cni-cpp-plugins: contents"
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scratch/deb-files"
-for p in $plugins; do echo "$plugindir/$p"; done | sort >"$scratch/want-files"
+{
+  for p in $plugins; do echo "$plugindir/$p"; done
+  for u in $(source_units "$src"); do echo "/usr/$u"; done
+} | sort >"$scratch/want-files"
 diff -u "$scratch/want-files" "$scratch/deb-files" || fail "cni-cpp-plugins contents (- expected, + packaged)"
 
 step "cni-cpp-plugins: Depends cover ldd of every binary"
@@ -65,6 +68,11 @@ while [[ -n $queue ]]; do
   queue=$next
 done
 dpkg-deb -x "$deb" "$scratch/x"
+# Each packaged systemd unit starts a packaged program (cni-dhcp.service: the dhcp daemon).
+for u in $(source_units "$src"); do
+  exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$scratch/x/usr/$u")
+  [[ -z $exec || -x $scratch/x$exec ]] || fail "$u: ExecStart=$exec is not in the package"
+done
 declare -A owner_of=()
 owner() {  # sets $pkg: the package owning a library path (merged /usr: try both spellings)
   local path=$1 alt
