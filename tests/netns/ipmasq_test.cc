@@ -254,3 +254,36 @@ TEST_CASE("ipmasq: iptables GC removes the recorded attachments not listed", "[n
   CHECK_FALSE(absl::StrContains(Firewall(fx), ":CNI-"));
   CHECK(Records() == 0);
 }
+
+TEST_CASE("ipmasq: nftables ADD leaves a complete postrouting chain alone and repairs a damaged one",
+          "[netns][ipmasq]") {
+  NetnsFixture fx;
+  TempDir dir;
+  std::string conf = Conf("ptp", "nftables", dir);
+  auto postrouting = [&] {  // the chain's rules, without its own line
+    std::vector<std::string> rules = LinesWith(
+        MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"}), "# handle");
+    std::erase_if(rules, [](const std::string& l) { return absl::StrContains(l, "chain postrouting"); });
+    return rules;
+  };
+  std::string a = fx.AddNetns("a"), b = fx.AddNetns("b"), c = fx.AddNetns("c");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, a, "ctr-a"), "ADD a");
+  std::string before = MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"});
+  REQUIRE(postrouting().size() == 3);
+  // Not rewritten: the same rules with the same handles (a rewrite deletes
+  // rules, and the call then waits for the kernel to free them).
+  MustSucceed(CallPlugin("ptp", "ADD", conf, b, "ctr-b"), "ADD b");
+  CHECK(MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"}) == before);
+  // Damaged: rewritten whole.
+  MustExec(fx, "", {"nft", "flush", "chain", "inet", "cni_plugins_masquerade", "postrouting"});
+  REQUIRE(postrouting().empty());
+  MustSucceed(CallPlugin("ptp", "ADD", conf, c, "ctr-c"), "ADD c");
+  std::vector<std::string> repaired = postrouting();
+  REQUIRE(repaired.size() == 3);
+  CHECK(absl::StrContains(repaired[0], "ip daddr 224.0.0.0/4 return"));
+  CHECK(absl::StrContains(repaired[1], "ip6 daddr ff00::/8 return"));
+  CHECK(absl::StrContains(repaired[2], "goto masq_checks"));
+  for (auto [ns, id] : {std::pair{a, "ctr-a"}, std::pair{b, "ctr-b"}, std::pair{c, "ctr-c"}}) {
+    MustSucceed(CallPlugin("ptp", "DEL", conf, ns, id), "DEL");
+  }
+}

@@ -265,11 +265,21 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
   b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
   b.AddChain(kFamily, kTable, kChain, std::nullopt,
              "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
-  b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
-  b.FlushChain(kFamily, kTable, "postrouting");
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  // The shared postrouting chain: (re)written, as upstream does on every
+  // ADD, only when it is not already the three rules ending in the goto.
+  // Rewriting means flushing, and deleted rules make the socket's close
+  // wait for the kernel to free them (an RCU grace period, ~10 ms).
+  std::vector<const NftRule*> post;
+  for (const NftRule& r : *rules) {
+    if (r.chain == "postrouting") post.push_back(&r);
+  }
+  if (post.size() != 3 || post.back()->jump != kChain) {
+    b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+    b.FlushChain(kFamily, kTable, "postrouting");
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  }
   for (const NftRule& r : *rules) {
     if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b.DeleteRule(r);
   }
