@@ -1,0 +1,133 @@
+#include "support/etcd_cluster.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace cni::test {
+namespace {
+
+constexpr const char* kEtcd = "/usr/bin/etcd";
+constexpr const char* kEtcdctl = "/usr/bin/etcdctl";
+
+}  // namespace
+
+EtcdCluster::EtcdCluster(int members, const std::string& host, int base_port)
+    : host_(host), base_port_(base_port), pids_(members, -1) {
+  for (int i = 0; i < members; ++i) Start(i);
+  if (!WaitQuorum()) {
+    for (int i = 0; i < members; ++i) Stop(i);
+    throw std::runtime_error("the test etcd cluster did not get a quorum (logs in " + dir_.str() + ")");
+  }
+}
+
+EtcdCluster::~EtcdCluster() {
+  for (size_t i = 0; i < pids_.size(); ++i) Stop(static_cast<int>(i));
+}
+
+std::vector<std::string> EtcdCluster::Endpoints() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    out.push_back(absl::StrCat("http://", host_, ":", base_port_ + 2 * static_cast<int>(i)));
+  }
+  return out;
+}
+
+void EtcdCluster::Start(int i) {
+  if (pids_[i] > 0) return;
+  std::vector<std::string> peers;
+  for (size_t k = 0; k < pids_.size(); ++k) {
+    peers.push_back(absl::StrCat("m", k, "=http://", host_, ":", base_port_ + 2 * static_cast<int>(k) + 1));
+  }
+  std::string client = absl::StrCat("http://", host_, ":", base_port_ + 2 * i);
+  std::string peer = absl::StrCat("http://", host_, ":", base_port_ + 2 * i + 1);
+  // Short heartbeats and elections: a lost leader is replaced in about a second.
+  std::vector<std::string> argv = {kEtcd,
+                                   "--name", absl::StrCat("m", i),
+                                   "--data-dir", absl::StrCat(dir_.str(), "/m", i),
+                                   "--listen-client-urls", client,
+                                   "--advertise-client-urls", client,
+                                   "--listen-peer-urls", peer,
+                                   "--initial-advertise-peer-urls", peer,
+                                   "--initial-cluster", absl::StrJoin(peers, ","),
+                                   "--initial-cluster-state", "new",
+                                   "--initial-cluster-token", "cni-test",
+                                   "--heartbeat-interval", "50",
+                                   "--election-timeout", "500",
+                                   "--logger", "zap",
+                                   "--log-level", "warn"};
+  std::string log = absl::StrCat(dir_.str(), "/m", i, ".log");
+  std::vector<char*> cargv;
+  for (std::string& s : argv) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+  char* envp[] = {path_env, nullptr};
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    // Dies with the test process, whatever happens to it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 0);
+    execve(kEtcd, cargv.data(), envp);
+    _exit(127);
+  }
+  pids_[i] = pid;
+}
+
+void EtcdCluster::Stop(int i) {
+  if (pids_[i] <= 0) return;
+  kill(pids_[i], SIGKILL);
+  waitpid(pids_[i], nullptr, 0);
+  pids_[i] = -1;
+}
+
+RunResult EtcdCluster::RunEtcdctl(const std::vector<std::string>& args, int timeout_ms) const {
+  std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + absl::StrJoin(Endpoints(), ","),
+                                   "--dial-timeout=1s", "--command-timeout=2s"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, {kTestPath, "ETCDCTL_API=3"}, "", timeout_ms);
+}
+
+bool EtcdCluster::WaitQuorum(int timeout_ms) const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (RunEtcdctl({"get", "/quorum-probe"}, 5000).exit_code == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+std::map<std::string, std::string> EtcdCluster::Get(const std::string& prefix) const {
+  RunResult r = RunEtcdctl({"get", "--prefix", prefix});
+  if (r.exit_code != 0) throw std::runtime_error("etcdctl get: " + r.err);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i + 1 < lines.size(); i += 2) out[lines[i]] = lines[i + 1];
+  return out;
+}
+
+void EtcdCluster::Put(const std::string& key, const std::string& value) const {
+  RunResult r = RunEtcdctl({"put", key, value});
+  if (r.exit_code != 0) throw std::runtime_error("etcdctl put: " + r.err);
+}
+
+}  // namespace cni::test

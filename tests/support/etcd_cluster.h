@@ -1,0 +1,57 @@
+// A real etcd cluster for tests: `members` etcd processes (Debian's etcd-server)
+// on one address of the test's private network namespace (loopback by
+// default), data directories in a TempDir. Started by the constructor (which
+// waits for a quorum), killed and removed by the destructor; each member dies
+// with the test process too (PR_SET_PDEATHSIG), so nothing outlives a crash.
+//
+//   cni::test::NetnsFixture fx;          // first: the private namespace
+//   cni::test::EtcdCluster etcd(3);
+//   conf["ipam"]["etcd"]["endpoints"] = etcd.Endpoints();
+//   etcd.Stop(1); ...; etcd.Start(1); etcd.WaitQuorum();
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/run.h"
+
+namespace cni::test {
+
+class EtcdCluster {
+ public:
+  // Client ports are base_port + 2*i, peer ports base_port + 2*i + 1.
+  // Throws std::runtime_error when the cluster does not get a quorum in time.
+  explicit EtcdCluster(int members = 3, const std::string& host = "127.0.0.1",
+                       int base_port = 23790);
+  ~EtcdCluster();
+  EtcdCluster(const EtcdCluster&) = delete;
+  EtcdCluster& operator=(const EtcdCluster&) = delete;
+
+  // Client URLs of every member ("http://host:port").
+  std::vector<std::string> Endpoints() const;
+  // SIGKILLs member i and waits for it (its data stays).
+  void Stop(int i);
+  // Starts member i again on its data directory.
+  void Start(int i);
+  bool Running(int i) const { return pids_[i] > 0; }
+  // Waits until a linearizable read succeeds (a quorum with a leader).
+  bool WaitQuorum(int timeout_ms = 20000) const;
+
+  // Every key under `prefix` with its value (etcdctl get --prefix); throws
+  // when the cluster does not answer.
+  std::map<std::string, std::string> Get(const std::string& prefix) const;
+  void Put(const std::string& key, const std::string& value) const;
+
+ private:
+  RunResult RunEtcdctl(const std::vector<std::string>& args, int timeout_ms = 10000) const;
+
+  TempDir dir_;
+  std::string host_;
+  int base_port_;
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace cni::test
