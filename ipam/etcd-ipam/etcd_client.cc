@@ -60,8 +60,9 @@ bool Transient(int grpc_code, absl::string_view message) {
 }  // namespace
 
 namespace op {
-Json Range(absl::string_view key, absl::string_view range_end, int64_t limit) {
+Json Range(absl::string_view key, absl::string_view range_end, int64_t limit, bool serializable) {
   Json r = {{"key", B64(key)}};
+  if (serializable) r["serializable"] = true;
   if (!range_end.empty()) r["range_end"] = B64(range_end);
   if (limit > 0) r["limit"] = absl::StrCat(limit);
   return {{"request_range", std::move(r)}};

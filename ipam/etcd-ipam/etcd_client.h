@@ -36,7 +36,11 @@ struct KeyValue {
 
 // Request builders (etcdserverpb messages as the gateway's JSON).
 namespace op {
-Json Range(absl::string_view key, absl::string_view range_end = {}, int64_t limit = 0);
+// A read of `key` (to `range_end`). `serializable`: answered by the member
+// from its own state, without the quorum round of a linearizable read; for
+// reads whose answer a later transaction's compare checks anyway.
+Json Range(absl::string_view key, absl::string_view range_end = {}, int64_t limit = 0,
+           bool serializable = false);
 Json Put(absl::string_view key, absl::string_view value);
 Json Delete(absl::string_view key);
 Json Txn(Json compare, Json success, Json failure = Json::array());

@@ -30,7 +30,7 @@ using net::IpAddress;
 constexpr size_t kProbeBatch = 32;
 // A free candidate is drawn among the first few found, so that concurrent
 // allocators starting from the same hint do not all race for one address.
-constexpr size_t kSpread = 8;
+constexpr size_t kSpread = 16;
 
 absl::StatusOr<std::unique_ptr<EtcdClient>> Connect(const Config& cfg) {
   EtcdOptions o;
@@ -147,7 +147,8 @@ absl::Status Probe(EtcdClient& etcd, const Config& cfg, SetSearch& s) {
     }
     if (batch.empty()) continue;
     Json reads = Json::array();
-    for (const auto& c : batch) reads.push_back(op::Range(IpKey(cfg, c.first)));
+    // Serializable: the write transaction's compare is what decides.
+    for (const auto& c : batch) reads.push_back(op::Range(IpKey(cfg, c.first), {}, 0, true));
     ASSIGN_OR_RETURN(TxnResult r, etcd.Txn(op::Txn(Json::array(), std::move(reads))));
     for (size_t i = 0; i < batch.size() && i < r.responses.size(); ++i) {
       ASSIGN_OR_RETURN(std::vector<KeyValue> kvs, RangeKvs(r.responses[i]));
@@ -205,9 +206,12 @@ absl::StatusOr<std::vector<IpConfig>> Allocate(const CmdArgs& args, const Config
   const std::string token = RandomToken();
 
   // 1. One read: does the attachment exist already, and where did each range
-  //    set stop last time.
-  Json reads = Json::array({op::Range(att_key)});
-  for (const ipam::RangeSet& set : cfg.ranges) reads.push_back(op::Range(HintKey(cfg, set)));
+  //    set stop last time. Serializable (no quorum round): the write
+  //    transaction's compare catches a record this member has not seen yet.
+  Json reads = Json::array({op::Range(att_key, {}, 0, true)});
+  for (const ipam::RangeSet& set : cfg.ranges) {
+    reads.push_back(op::Range(HintKey(cfg, set), {}, 0, true));
+  }
   ASSIGN_OR_RETURN(TxnResult first, etcd.Txn(op::Txn(Json::array(), std::move(reads))));
   ASSIGN_OR_RETURN(std::vector<KeyValue> att, RangeKvs(first.responses.at(0)));
   if (!att.empty()) {

@@ -150,10 +150,13 @@ TEST_CASE("etcd-ipam: requested IPs, exclude and several interfaces of one conta
   Json ipam = EtcdIpam(etcd, "10.21.0.0/29");  // .2 .. .6 (.1 gateway, .7 broadcast)
   ipam["exclude"] = Json::array({"10.21.0.2/31", "10.21.0.4/32"});  // .2 .3 .4
   std::string conf = Conf(ipam);
-  std::set<std::string> got;
-  got.insert(Address(MustResult(Ipam("ADD", conf, "a", "eth0"))));
-  got.insert(Address(MustResult(Ipam("ADD", conf, "a", "eth1"))));
-  CHECK(got == std::set<std::string>{"10.21.0.5", "10.21.0.6"});
+  std::map<std::string, std::string> by_if;  // ifname -> address
+  by_if["eth0"] = Address(MustResult(Ipam("ADD", conf, "a", "eth0")));
+  by_if["eth1"] = Address(MustResult(Ipam("ADD", conf, "a", "eth1")));
+  CHECK(std::set<std::string>{by_if["eth0"], by_if["eth1"]} ==
+        std::set<std::string>{"10.21.0.5", "10.21.0.6"});
+  const std::string six = by_if["eth0"] == "10.21.0.6" ? "eth0" : "eth1";
+  const std::string five = six == "eth0" ? "eth1" : "eth0";
   RunResult full = Ipam("ADD", conf, "b");
   CHECK(ErrorCode(full) == 999);
   // A requested address (CNI_ARGS IP) that is taken, excluded, or free.
@@ -161,13 +164,13 @@ TEST_CASE("etcd-ipam: requested IPs, exclude and several interfaces of one conta
   CHECK_THAT(ErrorMessage(taken), Catch::Contains("10.21.0.5 is not available"));
   RunResult excluded = CallPlugin("etcd-ipam", "ADD", conf, "/run/netns/none", "c", {.args = "IP=10.21.0.3"});
   CHECK(ErrorCode(excluded) == 7);
-  MustSucceed(Ipam("DEL", conf, "a", "eth1"));
+  MustSucceed(Ipam("DEL", conf, "a", six));
   cni::Result r = MustResult(CallPlugin("etcd-ipam", "ADD", conf, "/run/netns/none", "c", {.args = "IP=10.21.0.6"}));
   CHECK(Address(r) == "10.21.0.6");
   CHECK(r.ips[0].gateway->ToString() == "10.21.0.1");
   REQUIRE(r.routes.size() == 1);
   CHECK(Reserved(etcd).size() == 2);
-  MustSucceed(Ipam("DEL", conf, "a", "eth0"));
+  MustSucceed(Ipam("DEL", conf, "a", five));
   MustSucceed(Ipam("DEL", conf, "c"));
   CHECK(Reserved(etcd).empty());
 }
@@ -346,5 +349,7 @@ TEST_CASE("etcd-ipam: macvlan containers on two nodes get distinct addresses of 
   CHECK(Reserved(etcd).empty());
   std::vector<std::string> all = ctrs;
   all.insert(all.end(), nodes.begin(), nodes.end());
-  TearDown(fx, all, {"lan0"});
+  // The nodes' uplink peers go with their namespaces, asynchronously: deleted
+  // here if still present.
+  TearDown(fx, all, {"n1-lan", "n2-lan", "lan0"});
 }
