@@ -141,6 +141,11 @@ struct EtcdClient::Impl {
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, std::min<long>(ms, 1000));
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
     CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CACERT_BADFILE) {
+      // Our own certificate, key or CA file is unusable: no retry helps.
+      return Error(ErrorCode::kInvalidNetworkConfig,
+                   absl::StrCat("etcd-ipam: TLS files: ", curl_easy_strerror(rc)));
+    }
     if (rc != CURLE_OK) return absl::UnavailableError(curl_easy_strerror(rc));
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http_code);
     return absl::OkStatus();
@@ -153,7 +158,8 @@ EtcdClient::~EtcdClient() = default;
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Open(const EtcdOptions& options) {
   for (const std::string* f : {&options.ca_file, &options.cert_file, &options.key_file}) {
     if (!f->empty() && access(f->c_str(), R_OK) != 0) {
-      return ErrnoError(errno, absl::StrCat("etcd-ipam: reading \"", *f, "\""));
+      return WithCode(ErrnoError(errno, absl::StrCat("etcd-ipam: reading \"", *f, "\"")),
+                      ErrorCode::kIoFailure);
     }
   }
   static std::once_flag once;
@@ -203,6 +209,7 @@ absl::StatusOr<Json> EtcdClient::Call(absl::string_view path, const Json& reques
       long http = 0;
       if (absl::Status st = impl_->Post(url, payload, std::min(left, per_attempt), body, http);
           !st.ok()) {
+        if (CodeOf(st) == static_cast<int>(ErrorCode::kInvalidNetworkConfig)) return st;
         errors[idx] = std::string(st.message());
         continue;
       }

@@ -353,3 +353,34 @@ TEST_CASE("etcd-ipam: macvlan containers on two nodes get distinct addresses of 
   // here if still present.
   TearDown(fx, all, {"n1-lan", "n2-lan", "lan0"});
 }
+
+TEST_CASE("etcd-ipam: TLS with a client certificate (caFile, certFile, keyFile)", "[netns][etcd-ipam]") {
+  NetnsFixture fx;
+  EtcdCluster etcd(3, "127.0.0.1", 23790, /*tls=*/true);
+  Json ipam = EtcdIpam(etcd, "10.25.0.0/24", "", "", /*timeout=*/2);
+  ipam["etcd"]["caFile"] = etcd.CaFile();
+  ipam["etcd"]["certFile"] = etcd.ClientCert();
+  ipam["etcd"]["keyFile"] = etcd.ClientKey();
+  std::string conf = Conf(ipam);
+  std::string a = Address(MustResult(Ipam("ADD", conf, "a")));
+  CHECK(OwnerOf(Reserved(etcd), a) == "a");
+  MustSucceed(Ipam("CHECK", conf, "a"));
+  MustSucceed(Ipam("STATUS", conf, ""));
+
+  // Without the client certificate the members refuse us; without the CA we
+  // refuse them. Either way nothing is written.
+  Json no_cert = ipam;
+  no_cert["etcd"].erase("certFile");
+  no_cert["etcd"].erase("keyFile");
+  CHECK(Ipam("ADD", Conf(no_cert), "b").exit_code != 0);
+  Json no_ca = ipam;
+  no_ca["etcd"].erase("caFile");
+  CHECK(Ipam("ADD", Conf(no_ca), "b").exit_code != 0);
+  // A key file that is not there: code 5 (I/O), before any request.
+  Json missing = ipam;
+  missing["etcd"]["keyFile"] = etcd.ClientKey() + ".missing";
+  CHECK(ErrorCode(Ipam("ADD", Conf(missing), "b")) == 5);
+  CHECK(Reserved(etcd).size() == 1);
+  MustSucceed(Ipam("DEL", conf, "a"));
+  CHECK(Reserved(etcd).empty());
+}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -22,8 +23,9 @@ constexpr const char* kEtcdctl = "/usr/bin/etcdctl";
 
 }  // namespace
 
-EtcdCluster::EtcdCluster(int members, const std::string& host, int base_port)
-    : host_(host), base_port_(base_port), pids_(members, -1) {
+EtcdCluster::EtcdCluster(int members, const std::string& host, int base_port, bool tls)
+    : host_(host), base_port_(base_port), tls_(tls), pids_(members, -1) {
+  if (tls_) MakeCertificates();
   for (int i = 0; i < members; ++i) Start(i);
   if (!WaitQuorum()) {
     for (int i = 0; i < members; ++i) Stop(i);
@@ -38,7 +40,8 @@ EtcdCluster::~EtcdCluster() {
 std::vector<std::string> EtcdCluster::Endpoints() const {
   std::vector<std::string> out;
   for (size_t i = 0; i < pids_.size(); ++i) {
-    out.push_back(absl::StrCat("http://", host_, ":", base_port_ + 2 * static_cast<int>(i)));
+    out.push_back(absl::StrCat(tls_ ? "https://" : "http://", host_, ":",
+                               base_port_ + 2 * static_cast<int>(i)));
   }
   return out;
 }
@@ -49,7 +52,7 @@ void EtcdCluster::Start(int i) {
   for (size_t k = 0; k < pids_.size(); ++k) {
     peers.push_back(absl::StrCat("m", k, "=http://", host_, ":", base_port_ + 2 * static_cast<int>(k) + 1));
   }
-  std::string client = absl::StrCat("http://", host_, ":", base_port_ + 2 * i);
+  std::string client = Endpoints()[i];
   std::string peer = absl::StrCat("http://", host_, ":", base_port_ + 2 * i + 1);
   // Short heartbeats and elections: a lost leader is replaced in about a second.
   std::vector<std::string> argv = {kEtcd,
@@ -66,6 +69,11 @@ void EtcdCluster::Start(int i) {
                                    "--election-timeout", "500",
                                    "--logger", "zap",
                                    "--log-level", "warn"};
+  if (tls_) {
+    argv.insert(argv.end(), {"--cert-file", dir_.str() + "/server.pem", "--key-file",
+                             dir_.str() + "/server.key", "--trusted-ca-file", CaFile(),
+                             "--client-cert-auth"});
+  }
   std::string log = absl::StrCat(dir_.str(), "/m", i, ".log");
   std::vector<char*> cargv;
   for (std::string& s : argv) cargv.push_back(s.data());
@@ -102,8 +110,33 @@ void EtcdCluster::Stop(int i) {
 RunResult EtcdCluster::RunEtcdctl(const std::vector<std::string>& args, int timeout_ms) const {
   std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + absl::StrJoin(Endpoints(), ","),
                                    "--dial-timeout=1s", "--command-timeout=2s"};
+  if (tls_) {
+    argv.insert(argv.end(), {"--cacert=" + CaFile(), "--cert=" + ClientCert(), "--key=" + ClientKey()});
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProcess(argv, {kTestPath, "ETCDCTL_API=3"}, "", timeout_ms);
+}
+
+void EtcdCluster::MakeCertificates() const {
+  const std::string d = dir_.str();
+  auto run = [](const std::vector<std::string>& argv) {
+    RunResult r = RunProcess(argv, {kTestPath}, "", 30000);
+    if (r.exit_code != 0) throw std::runtime_error("openssl: " + r.err);
+  };
+  const std::string ext = d + "/san.ext";
+  std::ofstream(ext) << "subjectAltName=IP:" << host_ << "\n";
+  run({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+       "-nodes", "-keyout", d + "/ca.key", "-out", CaFile(), "-days", "2", "-subj", "/CN=cni-test-ca"});
+  for (const char* who : {"server", "client"}) {
+    std::string key = absl::StrCat(d, "/", who, ".key"), csr = absl::StrCat(d, "/", who, ".csr");
+    run({"/usr/bin/openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", key, "-out", csr, "-subj", absl::StrCat("/CN=cni-test-", who)});
+    std::vector<std::string> sign = {"/usr/bin/openssl", "x509", "-req", "-in", csr, "-CA", CaFile(),
+                                     "-CAkey", d + "/ca.key", "-CAcreateserial", "-days", "2",
+                                     "-out", absl::StrCat(d, "/", who, ".pem")};
+    if (std::string(who) == "server") sign.insert(sign.end(), {"-extfile", ext});
+    run(sign);
+  }
 }
 
 bool EtcdCluster::WaitQuorum(int timeout_ms) const {

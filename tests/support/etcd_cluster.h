@@ -23,15 +23,21 @@ namespace cni::test {
 class EtcdCluster {
  public:
   // Client ports are base_port + 2*i, peer ports base_port + 2*i + 1.
+  // `tls`: clients must speak https with a client certificate signed by the
+  // cluster's own CA (made here with openssl; see CaFile() and friends).
   // Throws std::runtime_error when the cluster does not get a quorum in time.
   explicit EtcdCluster(int members = 3, const std::string& host = "127.0.0.1",
-                       int base_port = 23790);
+                       int base_port = 23790, bool tls = false);
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
 
-  // Client URLs of every member ("http://host:port").
+  // Client URLs of every member ("http://host:port", https with tls).
   std::vector<std::string> Endpoints() const;
+  // With tls: the CA certificate, a client certificate and its key (PEM files).
+  std::string CaFile() const { return dir_.str() + "/ca.pem"; }
+  std::string ClientCert() const { return dir_.str() + "/client.pem"; }
+  std::string ClientKey() const { return dir_.str() + "/client.key"; }
   // SIGKILLs member i and waits for it (its data stays).
   void Stop(int i);
   // Starts member i again on its data directory.
@@ -47,10 +53,12 @@ class EtcdCluster {
 
  private:
   RunResult RunEtcdctl(const std::vector<std::string>& args, int timeout_ms = 10000) const;
+  void MakeCertificates() const;
 
   TempDir dir_;
   std::string host_;
   int base_port_;
+  bool tls_;
   std::vector<pid_t> pids_;
 };
 
