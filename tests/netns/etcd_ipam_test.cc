@@ -286,7 +286,9 @@ TEST_CASE("etcd-ipam: without a quorum every command is code 11 and changes noth
   // No member reachable at all: code 11 as well.
   Json nowhere = EtcdIpam(etcd, "10.24.0.0/24", "", "", 1);
   nowhere["etcd"]["endpoints"] = Json::array({"http://127.0.0.1:1"});
-  CHECK(ErrorCode(Ipam("ADD", Conf(nowhere), "d")) == 11);
+  RunResult unreachable = Ipam("ADD", Conf(nowhere), "d");
+  INFO(Describe(unreachable));
+  CHECK(ErrorCode(unreachable) == 11);
 }
 
 namespace {
