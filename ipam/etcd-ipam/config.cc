@@ -102,18 +102,17 @@ bool Config::Excluded(const net::IpAddress& ip) const {
 }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  const Json& raw = args.conf.raw;
-  const Json* ipam = FindKey(raw, "ipam");
-  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
-  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "ipam must be an object");
+  ASSIGN_OR_RETURN(const Json* ipam, ipam::IpamObject(args.conf.raw));
   Config c;
   c.name = args.conf.name;
   c.cni_version = args.conf.cni_version;
   RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "etcd-ipam", c));
   if (FindKey(*ipam, "etcd") == nullptr) return Invalid("\"etcd\" is required");
-  ASSIGN_OR_RETURN(c.requested_ips, ipam::RequestedIps(raw, args.args));
-  ASSIGN_OR_RETURN(c.ranges, ipam::ParseRangeSets(raw, *ipam, c.cni_version));
-  ASSIGN_OR_RETURN(c.routes, ipam::ParseRoutes(*ipam));
+  ASSIGN_OR_RETURN(ipam::RangeKeys keys,
+                   ipam::ParseRangeKeys(args.conf.raw, *ipam, args.args, c.cni_version));
+  c.ranges = std::move(keys.ranges);
+  c.routes = std::move(keys.routes);
+  c.requested_ips = std::move(keys.requested_ips);
   RETURN_IF_ERROR(Validate(c));
   return c;
 }

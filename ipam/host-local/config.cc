@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -45,19 +46,17 @@ const config::Schema<Config> kIpamKeys = {
 std::string Config::StoreDir() const { return absl::StrCat(data_dir, "/", name); }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  const Json& raw = args.conf.raw;
-  const Json* ipam = FindKey(raw, "ipam");
-  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
-  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "ipam must be an object");
-
+  ASSIGN_OR_RETURN(const Json* ipam, ipam::IpamObject(args.conf.raw));
   Config c;
   c.name = args.conf.name;
   c.cni_version = args.conf.cni_version;
   RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "host-local", c));
   RETURN_IF_ERROR(ValidatePaths(c));
-  ASSIGN_OR_RETURN(c.requested_ips, ipam::RequestedIps(raw, args.args));
-  ASSIGN_OR_RETURN(c.ranges, ipam::ParseRangeSets(raw, *ipam, c.cni_version));
-  ASSIGN_OR_RETURN(c.routes, ipam::ParseRoutes(*ipam));
+  ASSIGN_OR_RETURN(ipam::RangeKeys keys,
+                   ipam::ParseRangeKeys(args.conf.raw, *ipam, args.args, c.cni_version));
+  c.ranges = std::move(keys.ranges);
+  c.routes = std::move(keys.routes);
+  c.requested_ips = std::move(keys.requested_ips);
   return c;
 }
 

@@ -289,6 +289,23 @@ absl::StatusOr<std::vector<IpAddress>> RequestedIps(const Json& raw, absl::strin
 }
 
 
+absl::StatusOr<const Json*> IpamObject(const Json& raw) {
+  const Json* ipam = FindKey(raw, "ipam");
+  if (ipam == nullptr || ipam->is_null()) return Invalid("IPAM config missing 'ipam' key");
+  if (!ipam->is_object()) return Error(ErrorCode::kDecodingFailure, "ipam must be an object");
+  return ipam;
+}
+
+absl::StatusOr<RangeKeys> ParseRangeKeys(const Json& raw, const Json& ipam,
+                                         absl::string_view cni_args,
+                                         absl::string_view cni_version) {
+  RangeKeys k;
+  ASSIGN_OR_RETURN(k.requested_ips, RequestedIps(raw, cni_args));
+  ASSIGN_OR_RETURN(k.ranges, ParseRangeSets(raw, ipam, cni_version));
+  ASSIGN_OR_RETURN(k.routes, ParseRoutes(ipam));
+  return k;
+}
+
 absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam) {
   std::vector<Route> out;
   const Json* routes = FindKey(ipam, "routes");

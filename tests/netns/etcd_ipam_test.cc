@@ -386,3 +386,38 @@ TEST_CASE("etcd-ipam: TLS with a client certificate (caFile, certFile, keyFile)"
   MustSucceed(Ipam("DEL", conf, "a"));
   CHECK(Reserved(etcd).empty());
 }
+
+TEST_CASE("etcd-ipam: ADDs killed at any moment leave whole attachments or nothing",
+          "[netns][etcd-ipam]") {
+  NetnsFixture fx;
+  EtcdCluster etcd(3);
+  std::string conf = Conf(EtcdIpam(etcd, "10.26.0.0/24"));
+  // 40 ADDs, each SIGKILLed after 1..40 ms (RunProcess's timeout): some
+  // finish, some die before, during or after their transaction.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 40; ++i) {
+    ids.push_back(absl::StrCat("k", i));
+    RunProcess({PluginDir() + "/etcd-ipam"},
+               {kTestPath, "CNI_COMMAND=ADD", "CNI_CONTAINERID=" + ids.back(), "CNI_NETNS=/run/netns/none",
+                "CNI_IFNAME=eth0", "CNI_PATH=" + PluginDir()},
+               conf, 1 + i);
+  }
+  // Every record lists addresses that are reserved for it, and every reserved
+  // address belongs to a record: no half-written ADD.
+  std::map<std::string, std::string> reserved = Reserved(etcd);
+  std::map<std::string, std::string> records = etcd.Get(absl::StrCat(kPrefix, "/attachments/"));
+  size_t listed = 0;
+  for (const auto& [key, value] : records) {
+    Json rec = Json::parse(value);
+    for (const Json& ip : rec["ips"]) {
+      CHECK(OwnerOf(reserved, ip.get<std::string>()) == rec.value("containerID", ""));
+      ++listed;
+    }
+  }
+  CHECK(listed == reserved.size());
+  INFO(records.size() << " of 40 ADDs killed after 1..40 ms had committed");
+  // The runtime's DEL after a failed ADD releases whatever was written.
+  for (const std::string& id : ids) MustSucceed(Ipam("DEL", conf, id));
+  CHECK(Reserved(etcd).empty());
+  CHECK(etcd.Get(absl::StrCat(kPrefix, "/attachments/")).empty());
+}

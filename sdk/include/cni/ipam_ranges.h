@@ -56,6 +56,22 @@ std::string RangeSetToString(const RangeSet& set);
 // ("::ffff:10.0.0.1") is the IPv4 address.
 net::IpAddress CanonicalIp(const net::IpAddress& ip);
 
+// The "ipam" object of a network configuration `raw`: absent or null is code 7
+// ("IPAM config missing 'ipam' key", upstream's words), not an object code 6.
+absl::StatusOr<const Json*> IpamObject(const Json& raw);
+
+// What every allocator of host-local's kind reads from the configuration.
+struct RangeKeys {
+  std::vector<RangeSet> ranges;               // ParseRangeSets
+  std::vector<Route> routes;                  // ParseRoutes
+  std::vector<net::IpAddress> requested_ips;  // RequestedIps
+};
+
+// RequestedIps, ParseRangeSets and ParseRoutes in that order (the first error wins).
+absl::StatusOr<RangeKeys> ParseRangeKeys(const Json& raw, const Json& ipam,
+                                         absl::string_view cni_args,
+                                         absl::string_view cni_version);
+
 // Range sets: runtimeConfig.ipRanges (from `raw`, the whole network
 // configuration), then the legacy single range at the ipam level, then
 // "ranges"; each validated, none overlapping another. More than one set per
