@@ -183,6 +183,15 @@ JSON
   [[ $out == *'"code":999'* && $out == *"needs the nft program (Debian package nftables)"* ]] ||
     fail "portmap ADD with conditions without nft: unexpected answer $out"
   echo "  portmap ADD (nftables, conditionsV4) without nft: $out"
+  # etcd-ipam speaks HTTP through libcurl (Depends: libcurl4 and its own): in a
+  # private network namespace, where no etcd listens, ADD is code 11.
+  conf='{"cniVersion":"1.1.0","name":"e","type":"etcd-ipam","ipam":{"type":"etcd-ipam",
+    "ranges":[[{"subnet":"10.1.0.0/24"}]],"etcd":{"endpoints":["http://127.0.0.1:2379"],"timeout":1}}}'
+  out=$(env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/x CNI_IFNAME=eth0 CNI_PATH="$plugindir" \
+        unshare --net "$chroot" "$chroot_dir" "$plugindir/etcd-ipam" <<<"$conf" 2>/dev/null) &&
+    fail "etcd-ipam ADD without etcd succeeded: $out"
+  [[ $out == *'"code":11'* ]] || fail "etcd-ipam ADD without etcd: unexpected answer $out"
+  echo "  etcd-ipam ADD with no etcd reachable: code 11"
 fi
 
 step "cni-cpp-sdk-dev: contents and Depends"
