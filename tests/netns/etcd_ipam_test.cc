@@ -173,6 +173,20 @@ TEST_CASE("etcd-ipam: requested IPs, exclude and several interfaces of one conta
   MustSucceed(Ipam("DEL", conf, "a", five));
   MustSucceed(Ipam("DEL", conf, "c"));
   CHECK(Reserved(etcd).empty());
+
+  // Dual stack: one address per range set, both in one record, both released.
+  Json dual = EtcdIpam(etcd, "10.21.1.0/24");
+  dual["ranges"].push_back(Json::array({{{"subnet", "fd00:21::/64"}}}));
+  cni::Result r2 = MustResult(Ipam("ADD", Conf(dual), "d"));
+  REQUIRE(r2.ips.size() == 2);
+  CHECK(r2.ips[0].address.addr().ToString() == "10.21.1.2");
+  CHECK(r2.ips[1].address.addr().ToString() == "fd00:21::2");
+  std::map<std::string, std::string> reserved = Reserved(etcd);
+  CHECK(OwnerOf(reserved, "10.21.1.2") == "d");
+  CHECK(OwnerOf(reserved, "fd00:21::2") == "d");
+  MustSucceed(Ipam("CHECK", Conf(dual), "d"));
+  MustSucceed(Ipam("DEL", Conf(dual), "d"));
+  CHECK(Reserved(etcd).empty());
 }
 
 TEST_CASE("etcd-ipam: GC releases this node's attachments missing from the valid list only",
@@ -225,16 +239,22 @@ TEST_CASE("etcd-ipam: a member killed and restarted during allocations loses not
       }
     });
   }
-  // Kill a member (the first endpoint every plugin tries) and then the
-  // leader-to-be, restarting each while the others keep allocating.
-  while (done < 10) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Kill the first endpoint every plugin tries, then the leader, each while
+  // the others keep allocating, and restart them.
+  auto wait_for = [&](int n) {
+    while (done < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  wait_for(10);
   etcd.Stop(0);
-  while (done < 40) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  wait_for(35);
   etcd.Start(0);
-  while (done < 60) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  etcd.Stop(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  etcd.Start(1);
+  REQUIRE(etcd.WaitQuorum());
+  int leader = etcd.Leader();
+  REQUIRE(leader >= 0);
+  wait_for(50);
+  etcd.Stop(leader);  // an election happens during the allocations
+  wait_for(75);
+  etcd.Start(leader);
   for (std::thread& t : threads) t.join();
   REQUIRE(etcd.WaitQuorum());
 

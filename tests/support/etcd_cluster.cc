@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cni/json.h"
 
 namespace cni::test {
 namespace {
@@ -137,6 +139,24 @@ void EtcdCluster::MakeCertificates() const {
     if (std::string(who) == "server") sign.insert(sign.end(), {"-extfile", ext});
     run(sign);
   }
+}
+
+int EtcdCluster::Leader() const {
+  // "endpoint status" prints one JSON object per member: its own member ID and
+  // the leader's.
+  RunResult r = RunEtcdctl({"endpoint", "status", "-w", "json"});
+  if (r.exit_code != 0) return -1;
+  Json all = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (!all.is_array()) return -1;
+  std::vector<std::string> eps = Endpoints();
+  for (const Json& m : all) {
+    const Json& header = m["Status"]["header"];
+    if (header.is_object() && header.value("member_id", uint64_t{0}) == m["Status"].value("leader", uint64_t{1})) {
+      auto it = std::find(eps.begin(), eps.end(), m.value("Endpoint", ""));
+      if (it != eps.end()) return static_cast<int>(it - eps.begin());
+    }
+  }
+  return -1;
 }
 
 bool EtcdCluster::WaitQuorum(int timeout_ms) const {

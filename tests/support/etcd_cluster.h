@@ -43,6 +43,8 @@ class EtcdCluster {
   // Starts member i again on its data directory.
   void Start(int i);
   bool Running(int i) const { return pids_[i] > 0; }
+  // The index of the member that is the leader now, -1 when none answers as one.
+  int Leader() const;
   // Waits until a linearizable read succeeds (a quorum with a leader).
   bool WaitQuorum(int timeout_ms = 20000) const;
 
