@@ -313,19 +313,7 @@ absl::StatusOr<bool> DeleteAttachment(EtcdClient& etcd, const Config& cfg, const
   return r.succeeded;
 }
 
-}  // namespace
-
-std::string NetworkPrefix(const Config& cfg) { return absl::StrCat(cfg.etcd.prefix, "/", cfg.name); }
-
-std::string IpKey(const Config& cfg, const IpAddress& ip) {
-  return absl::StrCat(NetworkPrefix(cfg), "/ips/", ip.ToString());
-}
-
-std::string AttachmentKey(const Config& cfg, absl::string_view container_id,
-                          absl::string_view ifname) {
-  return absl::StrCat(NetworkPrefix(cfg), "/attachments/", container_id, "/", ifname);
-}
-
+// One address per range set, all written by one transaction (Allocate).
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg) {
   ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> etcd, Connect(cfg));
   Result result;
@@ -336,6 +324,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg) {
   return result;
 }
 
+// Releases the attachment's record and addresses; nothing to release is success.
 absl::Status Del(const CmdArgs& args, const Config& cfg) {
   ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> etcd, Connect(cfg));
   const std::string key = AttachmentKey(cfg, args.container_id, args.ifname);
@@ -351,6 +340,7 @@ absl::Status Del(const CmdArgs& args, const Config& cfg) {
   }
 }
 
+// The attachment's record exists and each address it lists still names it.
 absl::Status Check(const CmdArgs& args, const Config& cfg) {
   ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> etcd, Connect(cfg));
   const std::string key = AttachmentKey(cfg, args.container_id, args.ifname);
@@ -404,6 +394,19 @@ absl::Status Status(const CmdArgs&, const Config& cfg) {
   absl::StatusOr<std::vector<KeyValue>> r = etcd->Get(NetworkPrefix(cfg), {}, 1);
   if (!r.ok()) return Error(ErrorCode::kPluginNotAvailable, r.status().message());
   return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string NetworkPrefix(const Config& cfg) { return absl::StrCat(cfg.etcd.prefix, "/", cfg.name); }
+
+std::string IpKey(const Config& cfg, const IpAddress& ip) {
+  return absl::StrCat(NetworkPrefix(cfg), "/ips/", ip.ToString());
+}
+
+std::string AttachmentKey(const Config& cfg, absl::string_view container_id,
+                          absl::string_view ifname) {
+  return absl::StrCat(NetworkPrefix(cfg), "/attachments/", container_id, "/", ifname);
 }
 
 PluginFuncs Funcs() {

@@ -29,12 +29,7 @@ std::string IpKey(const Config& cfg, const net::IpAddress& ip);
 std::string AttachmentKey(const Config& cfg, absl::string_view container_id,
                           absl::string_view ifname);
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg);
-absl::Status Del(const CmdArgs& args, const Config& cfg);
-absl::Status Check(const CmdArgs& args, const Config& cfg);
-absl::Status Gc(const CmdArgs& args, const Config& cfg);
-absl::Status Status(const CmdArgs& args, const Config& cfg);
-
+// ADD, DEL, CHECK, GC and STATUS (etcd_ipam.cc says what each does).
 PluginFuncs Funcs();
 
 }  // namespace cni::etcdipam
