@@ -211,12 +211,13 @@ absl::StatusOr<std::vector<IpConfig>> Allocate(const CmdArgs& args, const Config
   const std::string token = RandomToken();
 
   // 1. One read: does the attachment exist already, and where did each range
-  //    set stop last time. Serializable (no quorum round): the write
-  //    transaction's compare catches a record this member has not seen yet.
-  Json reads = Json::array({op::Range(att_key, {}, 0, true)});
-  for (const ipam::RangeSet& set : cfg.ranges) {
-    reads.push_back(op::Range(HintKey(cfg, set), {}, 0, true));
-  }
+  //    set stop last time. Linearizable on purpose: it answers only with a
+  //    quorum, so an ADD that starts without one proposes nothing (a member
+  //    that was the leader still accepts proposals until it notices, and
+  //    raft may commit them when the quorum comes back, long after this ADD
+  //    reported code 11).
+  Json reads = Json::array({op::Range(att_key)});
+  for (const ipam::RangeSet& set : cfg.ranges) reads.push_back(op::Range(HintKey(cfg, set)));
   ASSIGN_OR_RETURN(TxnResult first, etcd.Txn(op::Txn(Json::array(), std::move(reads))));
   ASSIGN_OR_RETURN(std::vector<KeyValue> att, RangeKvs(first.responses.at(0)));
   if (!att.empty()) {
