@@ -173,7 +173,7 @@ absl::Status WaitForwarding(net::NetlinkSocket& sock, const net::LinkInfo& port)
   const int sleeps_ms[] = {0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 1000};
   for (int ms : sleeps_ms) {
     if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePort(sock, port.index));
+    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePortState(sock, port.index));
     state = info.state;
     if (state == BR_STATE_FORWARDING) return absl::OkStatus();
   }

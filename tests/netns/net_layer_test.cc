@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "cni/error.h"
 #include "cni/net/addr.h"
+#include "cni/net/bridge.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -577,4 +578,58 @@ TEST_CASE("ConfigureInterface waits for DAD only when asked", "[netns]") {
     CHECK(absl::IsNotFound(st));
     CHECK(st.message() == "configuring \"eth9\": looking up link \"eth9\": No such device");
   }
+}
+
+TEST_CASE("addresses: a link's list holds only its own, the whole list every link's", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  MustOk(AddAddress(p.ctr, p.ctr_link.index, P("10.1.2.3/24")));
+  LinkInfo lo = Must(LinkByName(p.ctr, "lo"));
+  MustOk(SetLinkUp(p.ctr, lo));
+  auto has = [](const std::vector<AddressInfo>& list, const IpPrefix& prefix) {
+    return std::any_of(list.begin(), list.end(), [&](const AddressInfo& a) { return a.prefix == prefix; });
+  };
+  std::vector<AddressInfo> own = Must(ListAddresses(p.ctr, p.ctr_link.index));
+  CHECK(has(own, P("10.1.2.3/24")));
+  CHECK_FALSE(has(own, P("127.0.0.1/8")));
+  for (const AddressInfo& a : own) CHECK(a.ifindex == p.ctr_link.index);
+  std::vector<AddressInfo> of_lo = Must(ListAddresses(p.ctr, lo.index, Family::kV4));
+  REQUIRE(of_lo.size() == 1);
+  CHECK(of_lo[0].prefix == P("127.0.0.1/8"));
+  CHECK(of_lo[0].scope == RT_SCOPE_HOST);
+  std::vector<AddressInfo> all = Must(ListAddresses(p.ctr, 0));
+  CHECK(has(all, P("10.1.2.3/24")));
+  CHECK(has(all, P("127.0.0.1/8")));
+  CHECK(has(all, P("::1/128")));
+  // The socket still answers unfiltered requests as before (strict checking
+  // is switched on only for the filtered dump).
+  CHECK(Must(ListLinks(p.ctr)).size() == 2);
+}
+
+TEST_CASE("bridge ports: the state from one GET agrees with the AF_BRIDGE dump", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  BridgeSpec spec;
+  spec.name = "br-test";
+  LinkInfo br = Must(EnsureBridge(p.host, spec));
+  MustOk(SetLinkUp(p.host, br));
+  CHECK(absl::IsNotFound(GetBridgePortState(p.host, p.host_link.index).status()));
+  MustOk(SetLinkMaster(p.host, p.host_link, br.index));
+  MustOk(SetBridgePortFlags(p.host, p.host_link, {.hairpin = true, .isolated = true}));
+  BridgePortInfo dumped = Must(GetBridgePort(p.host, p.host_link.index));
+  BridgePortInfo got = Must(GetBridgePortState(p.host, p.host_link.index));
+  CHECK(got.index == p.host_link.index);
+  CHECK(got.master == br.index);
+  CHECK(got.master == dumped.master);
+  CHECK(got.state == dumped.state);
+  CHECK(got.hairpin);
+  CHECK(got.isolated);
+  CHECK(got.hairpin == dumped.hairpin);
+  CHECK(got.isolated == dumped.isolated);
+  CHECK(got.learning == dumped.learning);
+  CHECK(got.vlans.empty());
+  CHECK(absl::IsNotFound(GetBridgePortState(p.host, br.index).status()));
+  MustOk(DeleteLink(p.host, br));
 }

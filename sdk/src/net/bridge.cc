@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -220,6 +221,36 @@ absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t v
   v.vid = vid;
   ASSIGN_OR_RETURN(NlMsgPtr msg, BuildBridgeVlanRequest(port.index, v, false));
   return sock.Transact(msg.get(), absl::StrCat("removing VLAN ", vid, " from ", Quoted(port.name)));
+}
+
+absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index) {
+  std::string what = absl::StrCat("reading bridge port #", index);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, index, what));
+  std::optional<BridgePortInfo> found;
+  NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* hdr) {
+                   LinkAttrs a;
+                   if (!ParseLink(hdr, a) || a.tb[IFLA_LINKINFO] == nullptr) return false;
+                   nlattr* info[IFLA_INFO_MAX + 1] = {};
+                   if (nla_parse_nested(info, IFLA_INFO_MAX, a.tb[IFLA_LINKINFO], nullptr) != 0 ||
+                       info[IFLA_INFO_SLAVE_KIND] == nullptr || info[IFLA_INFO_SLAVE_DATA] == nullptr ||
+                       std::string_view(static_cast<const char*>(nla_data(info[IFLA_INFO_SLAVE_KIND]))) != "bridge") {
+                     return false;
+                   }
+                   nlattr* port[IFLA_BRPORT_MAX + 1] = {};
+                   if (nla_parse_nested(port, IFLA_BRPORT_MAX, info[IFLA_INFO_SLAVE_DATA], nullptr) != 0) return false;
+                   BridgePortInfo p;
+                   p.index = index;
+                   if (a.tb[IFLA_MASTER] != nullptr) p.master = static_cast<int>(nla_get_u32(a.tb[IFLA_MASTER]));
+                   p.state = U8(port[IFLA_BRPORT_STATE]);
+                   p.hairpin = U8(port[IFLA_BRPORT_MODE]) != 0;
+                   p.isolated = U8(port[IFLA_BRPORT_ISOLATED]) != 0;
+                   p.learning = U8(port[IFLA_BRPORT_LEARNING]) != 0;
+                   found = std::move(p);
+                   return false;
+                 }};
+  RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
+  if (!found) return absl::NotFoundError(absl::StrCat(what, ": not a bridge port"));
+  return *std::move(found);
 }
 
 absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index) {

@@ -77,7 +77,12 @@ struct BridgePortInfo {
 };
 
 // The port `index` (a link enslaved to a bridge). Not a port: absl::NotFound.
+// Its VLANs come only with a dump of every port of every bridge in the
+// namespace (AF_BRIDGE), whose cost grows with the node's containers.
 absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index);
+// The same without `vlans`, from one GET of the link (the bridge's port
+// attributes come with it): what a caller that needs no VLANs should use.
+absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index);
 
 // Adds `vlan` to the VLAN table of port `port` (master side).
 absl::Status BridgeVlanAdd(NetlinkSocket& sock, const LinkInfo& port, const BridgeVlan& vlan);
