@@ -60,30 +60,30 @@ absl::StatusOr<Result> PrevResult(const Config& c) {
 }
 
 // The root TBF of `ifindex` must carry exactly `want`.
+// One GET per qdisc below, never a dump: a dump holds every qdisc of every
+// link on the node, and its cost grows with the containers.
 absl::Status VerifyTbf(net::NetlinkSocket& sock, const net::LinkInfo& link, const net::TbfParams& want) {
-  ASSIGN_OR_RETURN(std::vector<net::QdiscInfo> qdiscs, net::ListQdiscs(sock, link.index));
-  for (const net::QdiscInfo& q : qdiscs) {
-    if (q.parent != net::kTcRoot) continue;
-    if (q.kind != "tbf" || !q.tbf) {
-      return Fail(absl::StrCat("root qdisc of \"", link.name, "\" is ", q.kind, ", not tbf"));
-    }
-    if (q.tbf->rate != want.rate) return Fail(absl::StrCat("rate of \"", link.name, "\" doesn't match"));
-    if (q.tbf->limit != want.limit) return Fail(absl::StrCat("limit of \"", link.name, "\" doesn't match"));
-    if (q.tbf->buffer != want.buffer) return Fail(absl::StrCat("buffer of \"", link.name, "\" doesn't match"));
-    return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::optional<net::QdiscInfo> q, net::GetQdisc(sock, link.index, net::kTcRoot));
+  if (!q.has_value() || q->parent != net::kTcRoot) return Fail(absl::StrCat("no tbf qdisc on \"", link.name, "\""));
+  if (q->kind != "tbf" || !q->tbf) {
+    return Fail(absl::StrCat("root qdisc of \"", link.name, "\" is ", q->kind, ", not tbf"));
   }
-  return Fail(absl::StrCat("no tbf qdisc on \"", link.name, "\""));
+  if (q->tbf->rate != want.rate) return Fail(absl::StrCat("rate of \"", link.name, "\" doesn't match"));
+  if (q->tbf->limit != want.limit) return Fail(absl::StrCat("limit of \"", link.name, "\" doesn't match"));
+  if (q->tbf->buffer != want.buffer) return Fail(absl::StrCat("buffer of \"", link.name, "\" doesn't match"));
+  return absl::OkStatus();
 }
 
 // Removes our qdiscs from the host veth (best effort: the veth usually goes
 // with the container).
 void RemoveHostQdiscs(net::NetlinkSocket& host, int ifindex) {
-  absl::StatusOr<std::vector<net::QdiscInfo>> qdiscs = net::ListQdiscs(host, ifindex);
-  if (!qdiscs.ok()) return;
-  for (const net::QdiscInfo& q : *qdiscs) {
-    bool ours = (q.parent == net::kTcRoot && q.kind == "tbf" && q.handle == kTbfHandle) ||
-                (q.parent == net::kTcIngress && q.kind == "ingress");
-    if (ours) (void)net::DeleteQdisc(host, ifindex, q.parent);
+  absl::StatusOr<std::optional<net::QdiscInfo>> root = net::GetQdisc(host, ifindex, net::kTcRoot);
+  if (root.ok() && root->has_value() && (*root)->kind == "tbf" && (*root)->handle == kTbfHandle) {
+    (void)net::DeleteQdisc(host, ifindex, net::kTcRoot);
+  }
+  absl::StatusOr<std::optional<net::QdiscInfo>> ingress = net::GetQdisc(host, ifindex, net::kTcIngress);
+  if (ingress.ok() && ingress->has_value() && (*ingress)->kind == "ingress") {
+    (void)net::DeleteQdisc(host, ifindex, net::kTcIngress);
   }
 }
 
@@ -171,10 +171,8 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
     std::string name = IfbName(config.name, args.container_id);
     ASSIGN_OR_RETURN(net::LinkInfo ifb, net::LinkByName(host, name), "bandwidth: ifb device");
     RETURN_IF_ERROR(VerifyTbf(host, ifb, TbfFor(l.egress_rate, l.egress_burst, ticks)));
-    ASSIGN_OR_RETURN(std::vector<net::QdiscInfo> qdiscs, net::ListQdiscs(host, veth.index));
-    bool ingress = false;
-    for (const net::QdiscInfo& q : qdiscs) ingress |= q.parent == net::kTcIngress;
-    if (!ingress) return Fail(absl::StrCat("no ingress qdisc on \"", veth.name, "\""));
+    ASSIGN_OR_RETURN(std::optional<net::QdiscInfo> ingress, net::GetQdisc(host, veth.index, net::kTcIngress));
+    if (!ingress.has_value()) return Fail(absl::StrCat("no ingress qdisc on \"", veth.name, "\""));
   }
   return absl::OkStatus();
 }

@@ -22,6 +22,7 @@
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
+#include "cni/net/qdisc.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
@@ -632,4 +633,33 @@ TEST_CASE("bridge ports: the state from one GET agrees with the AF_BRIDGE dump",
   CHECK(got.vlans.empty());
   CHECK(absl::IsNotFound(GetBridgePortState(p.host, br.index).status()));
   MustOk(DeleteLink(p.host, br));
+}
+
+TEST_CASE("qdiscs: one GET answers for the root and the ingress qdisc, built-in or not", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  const int idx = p.host_link.index;
+  // A veth's own root qdisc (noqueue) is built in: the kernel does not show it.
+  CHECK_FALSE(Must(GetQdisc(p.host, idx, kTcRoot)).has_value());
+  CHECK_FALSE(Must(GetQdisc(p.host, idx, kTcIngress)).has_value());
+  const TbfParams tbf{.rate = 1250000, .limit = 80000, .buffer = 50000};
+  MustOk(AddTbfQdisc(p.host, idx, TcHandle(1, 0), tbf));
+  MustOk(AddIngressQdisc(p.host, idx));
+  std::optional<QdiscInfo> root = Must(GetQdisc(p.host, idx, kTcRoot));
+  REQUIRE(root.has_value());
+  CHECK(root->kind == "tbf");
+  CHECK(root->handle == TcHandle(1, 0));
+  REQUIRE(root->tbf.has_value());
+  CHECK(*root->tbf == tbf);
+  std::optional<QdiscInfo> ingress = Must(GetQdisc(p.host, idx, kTcIngress));
+  REQUIRE(ingress.has_value());
+  CHECK(ingress->kind == "ingress");
+  // The same as the dump says.
+  std::vector<QdiscInfo> listed = Must(ListQdiscs(p.host, idx));
+  CHECK(listed.size() == 2);
+  MustOk(DeleteQdisc(p.host, idx, kTcIngress));
+  CHECK_FALSE(Must(GetQdisc(p.host, idx, kTcIngress)).has_value());
+  // The socket still works after answers without a reply.
+  CHECK(Must(GetQdisc(p.host, idx, kTcRoot)).has_value());
 }

@@ -173,6 +173,34 @@ absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifind
   return out;
 }
 
+absl::StatusOr<std::optional<QdiscInfo>> GetQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {
+  std::string what = absl::StrCat("reading the ", parent == kTcIngress ? "ingress" : "root", " qdisc", On(ifindex));
+  // NLM_F_ECHO: kernels before 6.3 send a GET's answer only to an echo
+  // request. The answer is left out for a built-in qdisc (noqueue, a veth's
+  // default root), so the acknowledgement (Exchange asks for one) is what
+  // ends the exchange, with or without an answer before it.
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_ECHO));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = ifindex;
+  tcm.tcm_parent = parent;
+  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  std::optional<QdiscInfo> found;
+  absl::Status st = sock.Exchange(msg.get(),
+                                  NlExchange{.until = NlAnswer::kAck,
+                                             .each =
+                                                 [&](nlmsghdr* h) {
+                                                   if (!found) found = QdiscOf(h, ifindex);
+                                                   return true;
+                                                 }},
+                                  what);
+  // No ingress qdisc is ENOENT.
+  if (absl::IsNotFound(st)) return std::nullopt;
+  RETURN_IF_ERROR(st);
+  return found;
+}
+
 absl::Status DeleteQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {
   std::string what = absl::StrCat("deleting ", parent == kTcIngress ? "ingress" : "root",
                                   " qdisc", On(ifindex));

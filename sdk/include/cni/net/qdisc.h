@@ -61,8 +61,14 @@ absl::Status AddIngressQdisc(NetlinkSocket& sock, int ifindex);
 // action, to the egress of `target_ifindex`.
 absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifindex, uint16_t prio = 1);
 
-// The qdiscs of `ifindex`.
+// The qdiscs of `ifindex`. The kernel dumps every link's qdiscs (a dump
+// cannot be filtered by link), so the cost grows with the links in the
+// namespace: a caller that wants one qdisc should use GetQdisc.
 absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifindex);
+
+// The qdisc of `ifindex` under `parent` (kTcRoot or kTcIngress), from one
+// GET; nullopt when there is none (no ingress qdisc).
+absl::StatusOr<std::optional<QdiscInfo>> GetQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent);
 
 // Deletes the qdisc of `ifindex` under `parent` (kTcRoot or kTcIngress) with
 // its filters. A missing qdisc or device is absl::NotFound.
