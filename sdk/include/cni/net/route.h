@@ -53,6 +53,13 @@ struct RouteSpec {
 // multipath route, so a check for "default via X" must look at every path.
 bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifindex = 0);
 
+// The paths of `routes` through link `ifindex`, each as a single-path route
+// (gw and ifindex set, multipath empty; every other field kept). A multipath
+// route gives only its paths through `ifindex`: the others belong to other
+// links (an IPv6 default route of a container on two networks is one route
+// with a path through each). Routes with no path through it are left out.
+std::vector<RouteSpec> PathsThrough(const std::vector<RouteSpec>& routes, int ifindex);
+
 // Adds a route; an identical one already present is absl::AlreadyExists.
 absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route);
 // Adds a route even when another one to the same destination and metric
