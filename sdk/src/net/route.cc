@@ -56,6 +56,7 @@ absl::StatusOr<RtnlRoutePtr> Build(const RouteSpec& r, RouteOp op, absl::string_
     RtnlNexthopPtr nh(rtnl_route_nh_alloc());
     if (!nh) return oom();
     if (p.ifindex != 0) rtnl_route_nh_set_ifindex(nh.get(), p.ifindex);
+    if (r.onlink && r.multipath.empty()) rtnl_route_nh_set_flags(nh.get(), RTNH_F_ONLINK);
     if (p.gw) {
       NlAddrPtr gw = ToNlAddr(*p.gw);
       if (!gw) return oom();
@@ -138,6 +139,7 @@ RouteSpec SpecOf(rtnl_route* route) {
     if (n == 1) {
       r.gw = p.gw;
       r.ifindex = p.ifindex;
+      r.onlink = (rtnl_route_nh_get_flags(nh) & RTNH_F_ONLINK) != 0;
     } else {
       r.multipath.push_back(p);
     }
@@ -160,6 +162,7 @@ std::string RouteSpec::ToString() const {
   if (table != 0 && table != RT_TABLE_MAIN) absl::StrAppend(&s, " table ", table);
   if (scope) absl::StrAppend(&s, " scope ", *scope);
   if (priority) absl::StrAppend(&s, " metric ", *priority);
+  if (onlink) absl::StrAppend(&s, " onlink");
   return s;
 }
 

@@ -41,6 +41,9 @@ struct RouteSpec {
   // route can be removed).
   std::optional<int> protocol;
   int type = 0;                      // RTN_*; 0: unicast
+  // RTNH_F_ONLINK on the single path: the gateway is on the link even though
+  // no route says so.
+  bool onlink = false;
 
   std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 254 metric 100"
   // Field-wise equality (unset and explicit defaults differ).
