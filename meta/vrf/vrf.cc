@@ -259,10 +259,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  if (args.netns.empty()) return absl::OkStatus();
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (absl::IsNotFound(ns.status())) return absl::OkStatus();
-  RETURN_IF_ERROR(ns);
+  ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
+  if (!ns) return absl::OkStatus();
   ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(*ns));
   return DelHere(sock, args, config);
 }

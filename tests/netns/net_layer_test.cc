@@ -15,7 +15,6 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "cni/error.h"
 #include "cni/net/addr.h"
 #include "cni/net/ipam_apply.h"
@@ -439,16 +438,14 @@ TEST_CASE("routes: one destination through two links lists both, PathsThrough pi
   std::string path = fx.AddNetns();
   Netns ns = Must(Netns::Open(path));
   cni::test::MustExec(fx, path, {"ip", "link", "add", "la", "type", "veth", "peer", "name", "lb"});
-  for (const char* cmd : {"ip link set la up", "ip link set lb up", "ip addr add 10.2.0.2/24 dev la",
-                          "ip addr add 10.3.0.2/24 dev lb", "ip route add default via 10.2.0.1 dev la",
-                          "ip route append default via 10.3.0.1 dev lb",
-                          "ip -6 addr add fd00:2::2/64 dev la nodad", "ip -6 addr add fd00:3::2/64 dev lb nodad",
-                          "ip -6 route add default via fd00:2::1 dev la",
-                          "ip -6 route append default via fd00:3::1 dev lb"}) {
-    std::vector<std::string> argv;
-    for (absl::string_view w : absl::StrSplit(cmd, ' ')) argv.emplace_back(w);
-    cni::test::MustExec(fx, path, argv);
-  }
+  cni::test::MustExecLines(fx, path,
+                           "ip link set la up\nip link set lb up\n"
+                           "ip addr add 10.2.0.2/24 dev la\nip addr add 10.3.0.2/24 dev lb\n"
+                           "ip route add default via 10.2.0.1 dev la\n"
+                           "ip route append default via 10.3.0.1 dev lb\n"
+                           "ip -6 addr add fd00:2::2/64 dev la nodad\nip -6 addr add fd00:3::2/64 dev lb nodad\n"
+                           "ip -6 route add default via fd00:2::1 dev la\n"
+                           "ip -6 route append default via fd00:3::1 dev lb");
   NetlinkSocket s = Must(NetlinkSocket::OpenIn(ns));
   int la = Must(LinkByName(s, "la")).index;
   int lb = Must(LinkByName(s, "lb")).index;

@@ -11,7 +11,6 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
 #include "support/cni_call.h"
@@ -25,15 +24,6 @@ using cni::Json;
 using namespace cni::test;  // NOLINT: test brevity
 
 cni::net::IpAddress Ip(const char* text) { return *cni::net::IpAddress::Parse(text); }
-
-// Runs each line of `script` ("ip ..." commands, one per line) in `ns`.
-void Script(const NetnsFixture& fx, const std::string& ns, const std::string& script) {
-  for (absl::string_view line : absl::StrSplit(script, '\n', absl::SkipWhitespace())) {
-    std::vector<std::string> argv;
-    for (absl::string_view w : absl::StrSplit(line, ' ', absl::SkipEmpty())) argv.emplace_back(w);
-    MustExec(fx, ns, argv);
-  }
-}
 
 // What sbr changes in a namespace: rules and the routes of the main table
 // and of the tables it may use, per family.
@@ -61,19 +51,19 @@ void Routers(NetnsFixture& fx, std::vector<std::string>& spaces) {
     std::string router = fx.AddNetns("r" + i), client = fx.AddNetns("cli" + i);
     spaces.push_back(router);
     spaces.push_back(client);
-    Script(fx, "",
+    MustExecLines(fx, "",
            "ip link add br" + i + " type bridge\n"
            "ip link set br" + i + " up\n"
            "ip link add lan" + i + " type veth peer name up" + i + "\n"
            "ip link set up" + i + " master br" + i + " up\n"
            "ip link set lan" + i + " netns r" + i + "\n"
            "ip link add wan" + i + " netns r" + i + " type veth peer name eth0 netns cli" + i);
-    Script(fx, router,
+    MustExecLines(fx, router,
            "ip link set lo up\nip link set lan" + i + " up\nip link set wan" + i + " up\n"
            "ip addr add 10.10." + i + ".1/24 dev lan" + i + "\n"
            "ip addr add 192.168." + i + ".1/24 dev wan" + i + "\n"
            "sysctl -qw net.ipv4.ip_forward=1");
-    Script(fx, client,
+    MustExecLines(fx, client,
            "ip link set lo up\nip link set eth0 up\n"
            "ip addr add 192.168." + i + ".2/24 dev eth0\n"
            "ip route add default via 192.168." + i + ".1");
@@ -86,12 +76,6 @@ std::string BridgeConf(const std::string& version, int n, bool default_route) {
   conf["ipam"] = StaticIpam("10.10." + i + ".2/24", "10.10." + i + ".1",
                             default_route ? Json::array({{{"dst", "0.0.0.0/0"}}}) : Json::array());
   return conf.dump();
-}
-
-CallOptions If(const std::string& ifname) {
-  CallOptions o;
-  o.ifname = ifname;
-  return o;
 }
 
 }  // namespace
@@ -107,9 +91,9 @@ TEST_CASE("sbr: replies leave through the interface the request came in on, two 
   Routers(fx, spaces);
   std::string ctr = fx.AddNetns("ctr");
   MustExec(fx, ctr, {"ip", "link", "set", "lo", "up"});
-  RunResult eth0 = CallPlugin("bridge", "ADD", BridgeConf("1.0.0", 1, true), ctr, "c1", If("eth0"));
+  RunResult eth0 = CallPlugin("bridge", "ADD", BridgeConf("1.0.0", 1, true), ctr, "c1", OnInterface("eth0"));
   MustSucceed(eth0, "bridge ADD eth0");
-  RunResult eth1 = CallPlugin("bridge", "ADD", BridgeConf("1.0.0", 2, false), ctr, "c1", If("eth1"));
+  RunResult eth1 = CallPlugin("bridge", "ADD", BridgeConf("1.0.0", 2, false), ctr, "c1", OnInterface("eth1"));
   MustSucceed(eth1, "bridge ADD eth1");
   std::string cli1 = spaces[1], cli2 = spaces[3];
 
@@ -118,7 +102,7 @@ TEST_CASE("sbr: replies leave through the interface the request came in on, two 
   CHECK_FALSE(Ping(cli2, Ip("10.10.2.2"), 1500));
 
   std::string sbr = SbrConf("1.0.0", eth1.out);
-  RunResult add = CallPlugin("sbr", "ADD", sbr, ctr, "c1", If("eth1"));
+  RunResult add = CallPlugin("sbr", "ADD", sbr, ctr, "c1", OnInterface("eth1"));
   MustSucceed(add, "sbr ADD");
   CHECK(Json::parse(add.out) == Json::parse(eth1.out));
   std::string rules = MustExec(fx, ctr, {"ip", "rule"});
@@ -141,24 +125,24 @@ TEST_CASE("sbr: replies leave through the interface the request came in on, two 
     CHECK(got == "ctr\n");
     CHECK(SocatExchange(cli1, "TCP:10.10.1.2:7000,connect-timeout=1") == "ctr\n");
   }
-  MustSucceed(CallPlugin("sbr", "CHECK", WithPrevResult(sbr, add.out), ctr, "c1", If("eth1")), "sbr CHECK");
+  MustSucceed(CallPlugin("sbr", "CHECK", WithPrevResult(sbr, add.out), ctr, "c1", OnInterface("eth1")), "sbr CHECK");
 
   // DEL: the rule and table 100 go, the second network is unreachable again.
-  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", If("eth1")), "sbr DEL");
+  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", OnInterface("eth1")), "sbr DEL");
   CHECK_FALSE(absl::StrContains(MustExec(fx, ctr, {"ip", "rule"}), "lookup 100"));
   CHECK(fx.Exec(ctr, {"ip", "route", "show", "table", "100"}).out.empty());
   CHECK_FALSE(Ping(cli2, Ip("10.10.2.2"), 1500));
-  RunResult check = CallPlugin("sbr", "CHECK", WithPrevResult(sbr, add.out), ctr, "c1", If("eth1"));
+  RunResult check = CallPlugin("sbr", "CHECK", WithPrevResult(sbr, add.out), ctr, "c1", OnInterface("eth1"));
   CHECK(check.exit_code != 0);
-  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", If("eth1")), "second sbr DEL");
+  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", OnInterface("eth1")), "second sbr DEL");
 
-  MustSucceed(CallPlugin("bridge", "DEL", BridgeConf("1.0.0", 2, false), ctr, "c1", If("eth1")));
-  MustSucceed(CallPlugin("bridge", "DEL", BridgeConf("1.0.0", 1, true), ctr, "c1", If("eth0")));
+  MustSucceed(CallPlugin("bridge", "DEL", BridgeConf("1.0.0", 2, false), ctr, "c1", OnInterface("eth1")));
+  MustSucceed(CallPlugin("bridge", "DEL", BridgeConf("1.0.0", 1, true), ctr, "c1", OnInterface("eth0")));
   // DEL after the interface and after the namespace are gone.
-  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", If("eth1")), "sbr DEL without the interface");
+  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", OnInterface("eth1")), "sbr DEL without the interface");
   spaces.push_back(ctr);
   TearDown(fx, spaces, {"br1", "br2"});
-  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", If("eth1")), "sbr DEL without the namespace");
+  MustSucceed(CallPlugin("sbr", "DEL", sbr, ctr, "c1", OnInterface("eth1")), "sbr DEL without the namespace");
 }
 
 TEST_CASE("sbr: ADD, CHECK, DEL at every version after bridge", "[netns][sbr]") {
@@ -194,7 +178,7 @@ namespace {
 // default route per family and one more IPv4 route: the routes sbr moves.
 std::string DualStackContainer(NetnsFixture& fx, const std::string& name) {
   std::string ctr = fx.AddNetns(name);
-  Script(fx, ctr,
+  MustExecLines(fx, ctr,
          "ip link set lo up\n"
          "ip link add eth0 type veth peer name peer0\n"
          "ip link set peer0 up\nip link set eth0 up\n"
@@ -331,7 +315,7 @@ TEST_CASE("sbr: a fixed table gets the rules and keeps its routes", "[netns][sbr
 TEST_CASE("sbr: concurrent ADDs for two interfaces pick distinct tables", "[netns][sbr]") {
   NetnsFixture fx;
   std::string ctr = fx.AddNetns("ctr");
-  Script(fx, ctr,
+  MustExecLines(fx, ctr,
          "ip link add eth0 type veth peer name eth1\nip link set eth0 up\nip link set eth1 up\n"
          "ip addr add 10.1.0.2/24 dev eth0\nip addr add 10.2.0.2/24 dev eth1");
   auto conf = [](const std::string& ifname, const std::string& addr, const std::string& gw) {
@@ -342,8 +326,8 @@ TEST_CASE("sbr: concurrent ADDs for two interfaces pick distinct tables", "[netn
   };
   std::string c0 = conf("eth0", "10.1.0.2/24", "10.1.0.1"), c1 = conf("eth1", "10.2.0.2/24", "10.2.0.1");
   RunResult r0, r1;
-  std::thread t0([&] { r0 = CallPlugin("sbr", "ADD", c0, ctr, "c1", If("eth0")); });
-  std::thread t1([&] { r1 = CallPlugin("sbr", "ADD", c1, ctr, "c1", If("eth1")); });
+  std::thread t0([&] { r0 = CallPlugin("sbr", "ADD", c0, ctr, "c1", OnInterface("eth0")); });
+  std::thread t1([&] { r1 = CallPlugin("sbr", "ADD", c1, ctr, "c1", OnInterface("eth1")); });
   t0.join();
   t1.join();
   MustSucceed(r0, "ADD eth0");
@@ -355,8 +339,8 @@ TEST_CASE("sbr: concurrent ADDs for two interfaces pick distinct tables", "[netn
                (absl::StrContains(rules, "from 10.1.0.2 lookup 101") &&
                 absl::StrContains(rules, "from 10.2.0.2 lookup 100"));
   CHECK(split);
-  MustSucceed(CallPlugin("sbr", "DEL", c0, ctr, "c1", If("eth0")));
-  MustSucceed(CallPlugin("sbr", "DEL", c1, ctr, "c1", If("eth1")));
+  MustSucceed(CallPlugin("sbr", "DEL", c0, ctr, "c1", OnInterface("eth0")));
+  MustSucceed(CallPlugin("sbr", "DEL", c1, ctr, "c1", OnInterface("eth1")));
   CHECK(MustExec(fx, ctr, {"ip", "rule"}).find("lookup 10") == std::string::npos);
   TearDown(fx, {ctr});
 }
@@ -388,7 +372,7 @@ TEST_CASE("sbr: bad input is refused with its code before any change", "[netns][
   // Not chained; no address of the interface.
   CHECK(ErrorCode(CallPlugin("sbr", "ADD", NetConf("1.0.0", "sbrnet", "sbr").dump(), ctr, "c1")) == 7);
   CHECK(ErrorCode(CallPlugin("sbr", "ADD", NetConf("1.0.0", "sbrnet", "sbr", Json::object(), prev).dump(), ctr,
-                             "c1", If("eth9"))) == 7);
+                             "c1", OnInterface("eth9"))) == 7);
   CHECK(RoutingState(fx, ctr) == before);
   TearDown(fx, {ctr});
 }

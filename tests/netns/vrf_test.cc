@@ -23,21 +23,6 @@ using namespace cni::test;  // NOLINT: test brevity
 
 cni::net::IpAddress Ip(const char* text) { return *cni::net::IpAddress::Parse(text); }
 
-// Runs each line of `script` (commands, one per line) in `ns`.
-void Script(const NetnsFixture& fx, const std::string& ns, const std::string& script) {
-  for (absl::string_view line : absl::StrSplit(script, '\n', absl::SkipWhitespace())) {
-    std::vector<std::string> argv;
-    for (absl::string_view w : absl::StrSplit(line, ' ', absl::SkipEmpty())) argv.emplace_back(w);
-    MustExec(fx, ns, argv);
-  }
-}
-
-CallOptions If(const std::string& ifname) {
-  CallOptions o;
-  o.ifname = ifname;
-  return o;
-}
-
 // A prevResult naming `ifname` with `addr`.
 Json Prev(const std::string& version, const std::string& ifname, const std::string& addr) {
   return {{"cniVersion", version},
@@ -74,7 +59,7 @@ std::string MasterOf(const NetnsFixture& fx, const std::string& ns, const std::s
 // Returns the peer's path (`peer_name` under /run/netns).
 std::string Scene(NetnsFixture& fx, const std::string& ctr, const std::string& peer_name = "peer") {
   std::string peer = fx.AddNetns(peer_name);
-  Script(fx, ctr,
+  MustExecLines(fx, ctr,
          "ip link set lo up\n"
          "ip link add eth0 type veth peer name p0 netns " + peer_name + "\n"
          "ip link add eth1 type veth peer name p1 netns " + peer_name + "\n"
@@ -85,7 +70,7 @@ std::string Scene(NetnsFixture& fx, const std::string& ctr, const std::string& p
          "ip addr add 10.21.0.2/24 dev eth1\n"
          "ip route add 10.60.0.0/16 via 10.20.0.1 dev eth0\n"
          "ip -6 route add fd60::/64 via fd20::1 dev eth0");
-  Script(fx, peer,
+  MustExecLines(fx, peer,
          "ip link set lo up\nip link set p0 up\nip link set p1 up\n"
          "ip addr add 10.20.0.1/24 dev p0\n"
          "ip -6 addr add fd20::1/64 dev p0 nodad\n"
@@ -112,11 +97,11 @@ TEST_CASE("vrf: two interfaces share a VRF, addresses and routes restored, at ev
   std::string c0 = VrfConf(version, "vrf0", Prev(version, "eth0", "10.20.0.2/24"));
   std::string c1 = VrfConf(version, "vrf0", Prev(version, "eth1", "10.21.0.2/24"));
 
-  RunResult a0 = CallPlugin("vrf", "ADD", c0, ctr, "c1", If("eth0"));
+  RunResult a0 = CallPlugin("vrf", "ADD", c0, ctr, "c1", OnInterface("eth0"));
   MustSucceed(a0, "ADD eth0");
   CHECK(MustResult(a0).ips.size() == 1);
   CHECK(Json::parse(a0.out).value("cniVersion", "") == version);
-  MustSucceed(CallPlugin("vrf", "ADD", c1, ctr, "c1", If("eth1")), "ADD eth1");
+  MustSucceed(CallPlugin("vrf", "ADD", c1, ctr, "c1", OnInterface("eth1")), "ADD eth1");
   CHECK(VrfTable(fx, ctr, "vrf0") == 1);
   CHECK(MasterOf(fx, ctr, "eth0") == "vrf0");
   CHECK(MasterOf(fx, ctr, "eth1") == "vrf0");
@@ -144,18 +129,18 @@ TEST_CASE("vrf: two interfaces share a VRF, addresses and routes restored, at ev
     CHECK(got == "vrf\n");
   }
   if (version != "0.3.1") {
-    MustSucceed(CallPlugin("vrf", "CHECK", WithPrevResult(c0, a0.out), ctr, "c1", If("eth0")), "CHECK eth0");
+    MustSucceed(CallPlugin("vrf", "CHECK", WithPrevResult(c0, a0.out), ctr, "c1", OnInterface("eth0")), "CHECK eth0");
   }
 
-  MustSucceed(CallPlugin("vrf", "DEL", c0, ctr, "c1", If("eth0")), "DEL eth0");
+  MustSucceed(CallPlugin("vrf", "DEL", c0, ctr, "c1", OnInterface("eth0")), "DEL eth0");
   CHECK(MasterOf(fx, ctr, "eth0").empty());
   CHECK(VrfTable(fx, ctr, "vrf0") == 1);
   if (version != "0.3.1") {
-    CHECK(CallPlugin("vrf", "CHECK", WithPrevResult(c0, a0.out), ctr, "c1", If("eth0")).exit_code != 0);
+    CHECK(CallPlugin("vrf", "CHECK", WithPrevResult(c0, a0.out), ctr, "c1", OnInterface("eth0")).exit_code != 0);
   }
-  MustSucceed(CallPlugin("vrf", "DEL", c1, ctr, "c1", If("eth1")), "DEL eth1");
+  MustSucceed(CallPlugin("vrf", "DEL", c1, ctr, "c1", OnInterface("eth1")), "DEL eth1");
   CHECK(VrfTable(fx, ctr, "vrf0") == -1);
-  MustSucceed(CallPlugin("vrf", "DEL", c1, ctr, "c1", If("eth1")), "DEL again");
+  MustSucceed(CallPlugin("vrf", "DEL", c1, ctr, "c1", OnInterface("eth1")), "DEL again");
   TearDown(fx, {ctr, peer});
 }
 
@@ -173,33 +158,33 @@ TEST_CASE("vrf: overlapping addresses on two networks are both reachable in two 
     std::string i = std::to_string(n);
     std::string cli = fx.AddNetns("cli" + i);
     clients.push_back(cli);
-    Script(fx, "",
+    MustExecLines(fx, "",
            "ip link add br" + i + " type bridge\nip link set br" + i + " up\n"
            "ip link add up" + i + " type veth peer name eth0 netns cli" + i + "\n"
            "ip link set up" + i + " master br" + i + " up");
-    Script(fx, cli, "ip link set lo up\nip link set eth0 up\nip addr add 10.30.0.1/24 dev eth0");
+    MustExecLines(fx, cli, "ip link set lo up\nip link set eth0 up\nip addr add 10.30.0.1/24 dev eth0");
     Json conf = NetConf("1.0.0", "net" + i, "bridge", {{"bridge", "br" + i}});
     conf["ipam"] = StaticIpam("10.30.0.2/24", "", Json::array());
     bridge_confs.push_back(conf.dump());
-    MustSucceed(CallPlugin("bridge", "ADD", bridge_confs.back(), ctr, "c1", If("eth" + i)), "bridge ADD");
+    MustSucceed(CallPlugin("bridge", "ADD", bridge_confs.back(), ctr, "c1", OnInterface("eth" + i)), "bridge ADD");
   }
   CHECK_FALSE((Ping(clients[0], Ip("10.30.0.2"), 1500) && Ping(clients[1], Ip("10.30.0.2"), 1500)));
 
   Json prev1 = Prev("1.0.0", "eth1", "10.30.0.2/24"), prev2 = Prev("1.0.0", "eth2", "10.30.0.2/24");
   std::string red = VrfConf("1.0.0", "red", prev1), blue = VrfConf("1.0.0", "blue", prev2, 200);
-  MustSucceed(CallPlugin("vrf", "ADD", red, ctr, "c1", If("eth1")), "ADD red");
-  MustSucceed(CallPlugin("vrf", "ADD", blue, ctr, "c1", If("eth2")), "ADD blue");
+  MustSucceed(CallPlugin("vrf", "ADD", red, ctr, "c1", OnInterface("eth1")), "ADD red");
+  MustSucceed(CallPlugin("vrf", "ADD", blue, ctr, "c1", OnInterface("eth2")), "ADD blue");
   CHECK(VrfTable(fx, ctr, "red") == 1);
   CHECK(VrfTable(fx, ctr, "blue") == 200);
   CHECK(Ping(clients[0], Ip("10.30.0.2")));
   CHECK(Ping(clients[1], Ip("10.30.0.2")));
 
-  MustSucceed(CallPlugin("vrf", "DEL", red, ctr, "c1", If("eth1")), "DEL red");
-  MustSucceed(CallPlugin("vrf", "DEL", blue, ctr, "c1", If("eth2")), "DEL blue");
+  MustSucceed(CallPlugin("vrf", "DEL", red, ctr, "c1", OnInterface("eth1")), "DEL red");
+  MustSucceed(CallPlugin("vrf", "DEL", blue, ctr, "c1", OnInterface("eth2")), "DEL blue");
   CHECK(VrfTable(fx, ctr, "red") == -1);
   CHECK(VrfTable(fx, ctr, "blue") == -1);
-  MustSucceed(CallPlugin("bridge", "DEL", bridge_confs[0], ctr, "c1", If("eth1")));
-  MustSucceed(CallPlugin("bridge", "DEL", bridge_confs[1], ctr, "c1", If("eth2")));
+  MustSucceed(CallPlugin("bridge", "DEL", bridge_confs[0], ctr, "c1", OnInterface("eth1")));
+  MustSucceed(CallPlugin("bridge", "DEL", bridge_confs[1], ctr, "c1", OnInterface("eth2")));
   clients.push_back(ctr);
   TearDown(fx, clients, {"br1", "br2"});
 }
@@ -223,16 +208,16 @@ TEST_CASE("vrf: refused ADDs leave the namespace as it was", "[vm][vrf]") {
   MustSucceed(CallPlugin("vrf", "DEL", VrfConf("1.0.0", "vrf5", prev, 5), ctr, "c1"), "DEL");
   CHECK(VrfTable(fx, ctr, "vrf5") == -1);
 
-  Script(fx, ctr, "ip link add br0 type bridge\nip link set eth1 master br0");
+  MustExecLines(fx, ctr, "ip link add br0 type bridge\nip link set eth1 master br0");
   r = CallPlugin("vrf", "ADD", VrfConf("1.0.0", "vrfx", Prev("1.0.0", "eth1", "10.21.0.2/24")), ctr, "c1",
-                 If("eth1"));
+                 OnInterface("eth1"));
   CHECK(r.exit_code != 0);
   CHECK(absl::StrContains(ErrorMessage(r), "has already a master set: br0"));
   CHECK(VrfTable(fx, ctr, "vrfx") == -1);
   r = CallPlugin("vrf", "ADD", VrfConf("1.0.0", "br0", prev), ctr, "c1");
   CHECK(absl::StrContains(ErrorMessage(r), "is not a VRF"));
   r = CallPlugin("vrf", "ADD", VrfConf("1.0.0", "vrfy", Prev("1.0.0", "eth7", "10.22.0.2/24")), ctr, "c1",
-                 If("eth7"));
+                 OnInterface("eth7"));
   CHECK(r.exit_code != 0);
   CHECK(VrfTable(fx, ctr, "vrfy") == -1);
   CHECK(MustExec(fx, ctr, {"ip", "link", "show", "type", "vrf"}).empty());
@@ -248,7 +233,7 @@ TEST_CASE("vrf: a failure after enslaving is rolled back", "[vm][vrf]") {
   std::string peer = Scene(fx, ctr);
   // A second global address that went through DAD, re-added with DAD: 10
   // probes take ~10 s, past the ~2.5 s the plugin waits.
-  Script(fx, ctr, "ip -6 addr add fd21::2/64 dev eth0\nsysctl -qw net.ipv6.conf.eth0.dad_transmits=10");
+  MustExecLines(fx, ctr, "ip -6 addr add fd21::2/64 dev eth0\nsysctl -qw net.ipv6.conf.eth0.dad_transmits=10");
   for (int i = 0; i < 50; ++i) {
     if (!absl::StrContains(MustExec(fx, ctr, {"ip", "-6", "addr", "show", "dev", "eth0"}), "tentative")) break;
     MustExec(fx, "", {"sleep", "0.2"});

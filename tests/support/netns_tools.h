@@ -18,6 +18,9 @@ namespace cni::test {
 // succeed (naming the command and its stderr if not) and returns its stdout.
 std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv);
 
+// MustExec of each line of `lines` (one command per line, words split on
+// spaces, no quoting), in order.
+void MustExecLines(const NetnsFixture& fx, const std::string& netns, const std::string& lines);
 // `ip -d -j link show dev <name>` in `netns`: the one link object.
 Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name);
 

@@ -23,13 +23,7 @@ absl::StatusOr<NlMsgPtr> BuildVrfRequest(absl::string_view name, uint32_t table)
   RtnlLinkPtr link(rtnl_link_vrf_alloc());
   if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   if (int rc = rtnl_link_vrf_set_tableid(link.get(), table); rc < 0) return NlError(rc, what);
-  std::string n(name);
-  rtnl_link_set_name(link.get(), n.c_str());
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
-  return msg;
+  return internal::BuildCreateRequest(link.get(), std::string(name), what);
 }
 
 absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t table) {
