@@ -12,6 +12,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/fs.h"
 #include "cni/net/addr.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -252,6 +253,9 @@ absl::Status CheckHere(net::NetlinkSocket& sock, const CmdArgs& args, const Conf
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Result result, PrevResult(config));
   ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
+  // One vrf call at a time per container: two ADDs must not pick the same
+  // free table, nor a DEL delete a VRF an ADD is about to enslave to.
+  ASSIGN_OR_RETURN(UniqueFd lock, LockFile(args.netns), "vrf");
   ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(ns));
   RETURN_IF_ERROR(AddHere(sock, args, config));
   result.cni_version = args.conf.cni_version;
@@ -261,6 +265,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 absl::Status Del(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
   if (!ns) return absl::OkStatus();
+  ASSIGN_OR_RETURN(UniqueFd lock, LockFile(args.netns), "vrf");
   ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(*ns));
   return DelHere(sock, args, config);
 }

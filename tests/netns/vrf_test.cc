@@ -3,6 +3,7 @@
 // guest. The untagged case fails before any VRF is made and runs everywhere.
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -187,6 +188,31 @@ TEST_CASE("vrf: overlapping addresses on two networks are both reachable in two 
   MustSucceed(CallPlugin("bridge", "DEL", bridge_confs[1], ctr, "c1", OnInterface("eth2")));
   clients.push_back(ctr);
   TearDown(fx, clients, {"br1", "br2"});
+}
+
+// Two interfaces' ADDs at once into one VRF that does not exist yet: one VRF,
+// both interfaces in it.
+TEST_CASE("vrf: concurrent ADDs of two interfaces make one VRF", "[vm][vrf]") {
+  NetnsFixture fx;
+  std::string ctr = fx.AddNetns("ctr");
+  std::string peer = Scene(fx, ctr);
+  std::string c0 = VrfConf("1.0.0", "vrf0", Prev("1.0.0", "eth0", "10.20.0.2/24"));
+  std::string c1 = VrfConf("1.0.0", "vrf0", Prev("1.0.0", "eth1", "10.21.0.2/24"));
+  RunResult r0, r1;
+  std::thread t0([&] { r0 = CallPlugin("vrf", "ADD", c0, ctr, "c1", OnInterface("eth0")); });
+  std::thread t1([&] { r1 = CallPlugin("vrf", "ADD", c1, ctr, "c1", OnInterface("eth1")); });
+  t0.join();
+  t1.join();
+  MustSucceed(r0, "ADD eth0");
+  MustSucceed(r1, "ADD eth1");
+  CHECK(VrfTable(fx, ctr, "vrf0") == 1);
+  CHECK(MasterOf(fx, ctr, "eth0") == "vrf0");
+  CHECK(MasterOf(fx, ctr, "eth1") == "vrf0");
+  CHECK(Ping(peer, Ip("10.21.0.2")));
+  MustSucceed(CallPlugin("vrf", "DEL", c0, ctr, "c1", OnInterface("eth0")));
+  MustSucceed(CallPlugin("vrf", "DEL", c1, ctr, "c1", OnInterface("eth1")));
+  CHECK(VrfTable(fx, ctr, "vrf0") == -1);
+  TearDown(fx, {ctr, peer});
 }
 
 // Refusals leave nothing: a VRF that exists with another table, an interface
