@@ -5,56 +5,7 @@
 #include "cni/status_macros.h"
 
 namespace cni::hostlocal {
-namespace {
-
-IpConfig MakeIpConfig(const net::IpAddress& ip, const Range& r) {
-  IpConfig c;
-  c.address = net::IpPrefix(ip, r.subnet.len());
-  c.gateway = r.gateway;
-  return c;
-}
-
-}  // namespace
-
-RangeIter::RangeIter(const RangeSet& set, std::optional<net::IpAddress> last_reserved) : set_(set) {
-  // A last reserved address outside the set (the config changed) only costs
-  // round-robin order this once.
-  if (last_reserved) {
-    for (size_t i = 0; i < set_.size(); ++i) {
-      if (set_[i].Contains(*last_reserved)) {
-        range_idx_ = i;
-        cur_ = last_reserved;  // the first Next() advances past it
-        return;
-      }
-    }
-  }
-}
-
-std::optional<std::pair<net::IpAddress, const Range*>> RangeIter::Next() {
-  for (;;) {
-    const Range* r = &set_[range_idx_];
-    if (!cur_) {
-      cur_ = r->range_start;
-      start_ = cur_;
-      if (*cur_ == r->gateway) continue;
-      return std::make_pair(*cur_, r);
-    }
-    if (*cur_ == r->range_end) {
-      range_idx_ = (range_idx_ + 1) % set_.size();
-      r = &set_[range_idx_];
-      cur_ = r->range_start;
-    } else {
-      cur_ = cur_->Next();
-    }
-    if (!start_) {
-      start_ = cur_;
-    } else if (*cur_ == *start_) {
-      return std::nullopt;  // back where we started: everything was offered
-    }
-    if (*cur_ == r->gateway) continue;
-    return std::make_pair(*cur_, r);
-  }
-}
+using ipam::MakeIpConfig;
 
 absl::StatusOr<IpConfig> Allocator::GetRequested(absl::string_view id, absl::string_view ifname,
                                                  const net::IpAddress& ip) {

@@ -15,21 +15,7 @@
 
 namespace cni::hostlocal {
 
-// Walks a range set starting just after `last_reserved` (when it lies in the
-// set), wrapping through every range, skipping gateways, and ending after the
-// last reserved address itself has been offered. Same order as upstream.
-class RangeIter {
- public:
-  RangeIter(const RangeSet& set, std::optional<net::IpAddress> last_reserved);
-  // The next candidate and its range, or nullopt once every address was offered.
-  std::optional<std::pair<net::IpAddress, const Range*>> Next();
-
- private:
-  const RangeSet& set_;
-  size_t range_idx_ = 0;
-  std::optional<net::IpAddress> cur_;
-  std::optional<net::IpAddress> start_;
-};
+using ipam::RangeIter;
 
 class Allocator {
  public:

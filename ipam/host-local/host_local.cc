@@ -13,7 +13,6 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "allocator.h"
 #include "cni/error.h"
 #include "cni/fs.h"
@@ -47,19 +46,6 @@ auto WithStore(const Config& cfg, Fn fn) -> decltype(fn(std::declval<Store&>()))
   return out;
 }
 
-// Takes the first requested address that lies in `set` out of `requested`.
-std::optional<net::IpAddress> TakeRequested(const RangeSet& set,
-                                            std::vector<net::IpAddress>& requested) {
-  for (auto it = requested.begin(); it != requested.end(); ++it) {
-    if (RangeSetContains(set, *it)) {
-      net::IpAddress ip = *it;
-      requested.erase(it);
-      return ip;
-    }
-  }
-  return std::nullopt;
-}
-
 // One address from each range set for the attachment. On any failure it
 // releases exactly what it reserved (upstream releases everything the
 // attachment owns, including older reservations).
@@ -74,19 +60,13 @@ absl::StatusOr<std::vector<IpConfig>> Allocate(const CmdArgs& args, const Config
   };
   for (size_t idx = 0; idx < cfg.ranges.size(); ++idx) {
     const RangeSet& set = cfg.ranges[idx];
-    std::optional<net::IpAddress> want = TakeRequested(set, requested);
+    std::optional<net::IpAddress> want = ipam::TakeRequested(set, requested);
     Allocator alloc(set, store, static_cast<int>(idx));
     ASSIGN_OR_RETURN(IpConfig ip, alloc.Get(args.container_id, args.ifname, want),
                      "failed to allocate for range ", idx);
     ips.push_back(std::move(ip));
   }
-  if (!requested.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "failed to allocate all requested IPs: ",
-        absl::StrJoin(requested, " ", [](std::string* out, const net::IpAddress& ip) {
-          absl::StrAppend(out, ip.ToString());
-        })));
-  }
+  RETURN_IF_ERROR(ipam::UnusedRequestedIps(requested));
   std::move(rollback).Cancel();
   return ips;
 }

@@ -3,6 +3,7 @@
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "cni/error.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
+#include "cni/fw/nft.h"
 #include "cni/invoke.h"
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
@@ -218,9 +220,15 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
     failures.push_back(Annotate(st, "ptp: releasing the IPAM address"));
   }
-  // Masquerade rules of either backend (ours or upstream's) go too.
+  // Masquerade rules of either backend (ours or upstream's) go too, on a
+  // socket kept open until the end: closing a netfilter socket waits for
+  // the kernel to free the deleted rules (an RCU grace period), and the
+  // link's deletion below is one too, so the two overlap (as in bridge).
+  std::optional<absl::StatusOr<net::NetlinkSocket>> nf;
   if (config.ip_masq) {
-    if (absl::Status st = fw::TeardownIpMasq({args.conf.name, args.ifname, args.container_id}); !st.ok()) {
+    nf = fw::nft::OpenSocket();
+    const fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
+    if (absl::Status st = nf->ok() ? fw::TeardownIpMasq(**nf, target) : fw::TeardownIpMasq(target); !st.ok()) {
       failures.push_back(Annotate(st, "ptp"));
     }
   }

@@ -9,6 +9,8 @@
 //                                                           CNI_CONTAINERID so the sides'
 //                                                           state never mixes)
 //             [--after-command CMD]   (run after each timed call, untimed, e.g. DEL after ADD)
+//             [--between SHELL]       (a shell command run after that, untimed, e.g. to
+//                                     reset state a plugin's DEL leaves behind)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +25,7 @@
 namespace {
 
 struct Options {
-  std::string name, ours, upstream, config_path, command = "ADD", after_command;
+  std::string name, ours, upstream, config_path, command = "ADD", after_command, between;
   int iterations = 200;
   std::vector<std::string> env, ours_env, upstream_env;
 };
@@ -37,6 +39,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--config") o.config_path = v;
     else if (k == "--command") o.command = v;
     else if (k == "--after-command") o.after_command = v;
+    else if (k == "--between") o.between = v;
     else if (k == "--iterations") o.iterations = std::stoi(v);
     else if (k == "--env") o.env.push_back(v);
     else if (k == "--ours-env") o.ours_env.push_back(v);
@@ -107,6 +110,9 @@ int main(int argc, char** argv) {
       if (!o.after_command.empty()) {
         bool ignored = true;
         TimedCall(plugin, EnvFor(o, run_ours, o.after_command, i), config, ignored);
+      }
+      if (!o.between.empty()) {
+        (void)cni::RunCommand({"/bin/sh", "-c", o.between}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "");
       }
     }
   }

@@ -3,6 +3,7 @@
 // and the server sees the host's address. All firewall work happens in the
 // fixture's private namespace.
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,4 +123,167 @@ TEST_CASE("ipmasq: upstream ptp adds and ours deletes and the reverse", "[netns]
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "ctr-u"));
   CHECK_FALSE(absl::StrContains(fw, ":CNI-"));
+}
+
+namespace {
+// A bridge network with ipMasq (iptables, the only backend upstream 1.1.1
+// knows), one fixed dual-stack address per container.
+std::string StaticDualStackConf(int host) {
+  Json c = {{"cniVersion", "1.0.0"}, {"name", "masqnet"}, {"type", "bridge"}, {"bridge", "cni0"},
+            {"isGateway", true}, {"ipMasq", true},
+            {"ipam", {{"type", "static"},
+                      {"addresses", Json::array({{{"address", absl::StrCat("10.77.0.", host, "/24")}},
+                                                 {{"address", absl::StrCat("fd00:77::", host, "/64")}}})}}}};
+  return c.dump();
+}
+
+std::string SaveNat(const NetnsFixture& fx) {
+  return MustExec(fx, "", {"iptables-save", "-t", "nat"}) + MustExec(fx, "", {"ip6tables-save", "-t", "nat"});
+}
+
+// The expressions of `chain` and of POSTROUTING in both families, as nft
+// shows the kernel's rules, handles and counters left out.
+std::vector<std::string> Expressions(const NetnsFixture& fx, const std::string& chain) {
+  std::string out;
+  for (const char* family : {"ip", "ip6"}) {
+    for (const std::string& c : {std::string("POSTROUTING"), chain}) {
+      out += MustExec(fx, "", {"nft", "--debug=netlink", "list", "chain", family, "nat", c});
+    }
+  }
+  return LinesWith(out, "[ ");
+}
+
+// The ipMasq records of this namespace (/run is the fixture's own).
+size_t Records() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/run/cni/ipmasq/iptables", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("ipmasq: with iptables-nft the rules written over netlink are exactly upstream's",
+          "[netns][ipmasq]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  std::string conf = StaticDualStackConf(3);
+  std::string first = fx.AddNetns("first"), ctr = fx.AddNetns("ctr");
+  // The first ADD makes the nat tables (iptables-restore); the next one
+  // writes over netlink and records its jumps. Then upstream's bridge, which
+  // always runs iptables, makes the same attachment again: the same lines
+  // and the same expressions, in the same order.
+  MustSucceed(CallPlugin("bridge", "ADD", StaticDualStackConf(2), first, "ctr-first"), "ADD first");
+  CHECK(Records() == 0);
+  MustSucceed(CallPlugin("bridge", "ADD", conf, ctr, "ctr-nl"), "ADD over netlink");
+  CHECK(Records() == 1);
+  std::string save_netlink = SaveNat(fx);
+  std::vector<std::string> rules = LinesWith(save_netlink, "id: \\\"ctr-nl\\\"");
+  // Per family: the subnet's ACCEPT, the MASQUERADE and the POSTROUTING jump.
+  REQUIRE(rules.size() == 6);
+  std::string chain = rules.front().substr(rules.front().find(" -j CNI-") + 4);
+  std::vector<std::string> exprs_netlink = Expressions(fx, chain);
+  MustSucceed(CallPlugin("bridge", "DEL", conf, ctr, "ctr-nl"), "DEL");
+  CHECK(Records() == 0);
+  CHECK_FALSE(absl::StrContains(SaveNat(fx), "ctr-nl"));
+  MustSucceed(CallPlugin("bridge", "ADD", conf, ctr, "ctr-nl", {.dir = kUpstreamDir}), "upstream ADD");
+  std::string save_upstream = SaveNat(fx);
+  CHECK(LinesWith(save_upstream, "id: \\\"ctr-nl\\\"") == rules);
+  CHECK(Expressions(fx, chain) == exprs_netlink);
+  CHECK(absl::StrContains(save_netlink, "-A " + chain + " ! -d 224.0.0.0/4 -m comment --comment \"name: \\\"masqnet\\\" id: \\\"ctr-nl\\\"\" -j MASQUERADE"));
+  CHECK(absl::StrContains(save_netlink, "-A " + chain + " ! -d ff00::/8 -m comment"));
+  CHECK(absl::StrContains(save_netlink, "-A POSTROUTING -s 10.77.0.3/32 -m comment"));
+  MustSucceed(CallPlugin("bridge", "DEL", conf, ctr, "ctr-nl"), "DEL of upstream's");
+  MustSucceed(CallPlugin("bridge", "DEL", StaticDualStackConf(2), first, "ctr-first"), "DEL first");
+  CHECK_FALSE(absl::StrContains(SaveNat(fx), ":CNI-"));
+  CHECK(Records() == 0);
+}
+
+TEST_CASE("ipmasq: rules written over netlink masquerade, and either side's DEL removes the other's",
+          "[netns][ipmasq][differential]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  const bool upstream_deletes = GENERATE(true, false);
+  TempDir dir;
+  std::string outside = MakeOutside(fx);
+  BackgroundProcess server(outside, {"/usr/bin/socat", "TCP-LISTEN:7000,reuseaddr,fork", "EXEC:/usr/bin/env"});
+  // Upstream 1.1.1 knows only iptables (no ipMasqBackend key).
+  std::string conf = Conf("ptp", "", dir);
+  std::string first = fx.AddNetns("first"), ctr = fx.AddNetns("ctr");
+  // Whoever adds first makes the nat table; then ours writes over netlink.
+  MustSucceed(CallPlugin("ptp", "ADD", conf, first, "ctr-first", {.dir = kUpstreamDir}), "upstream ADD");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, ctr, "ctr-nl"), "ADD over netlink");
+  CHECK(Records() == 1);
+  std::string seen = Ask(ctr, "TCP:203.0.113.2:7000,connect-timeout=2");
+  CHECK(absl::StrContains(seen, "SOCAT_PEERADDR=203.0.113.1"));
+  // Upstream's DEL of our rules, or our DEL (over netlink, no record) of upstream's.
+  const char* ours_dir = "";
+  MustSucceed(CallPlugin("ptp", "DEL", conf, ctr, "ctr-nl", {.dir = upstream_deletes ? kUpstreamDir : ours_dir}),
+              "DEL");
+  MustSucceed(CallPlugin("ptp", "DEL", conf, first, "ctr-first", {.dir = upstream_deletes ? ours_dir : kUpstreamDir}),
+              "DEL first");
+  std::string fw = Firewall(fx);
+  CHECK_FALSE(absl::StrContains(fw, "ctr-"));
+  CHECK_FALSE(absl::StrContains(fw, ":CNI-"));
+}
+
+TEST_CASE("ipmasq: iptables GC removes the recorded attachments not listed", "[netns][ipmasq]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  TempDir dir;
+  std::string conf = Conf("ptp", "iptables", dir, "1.1.0");
+  std::string z = fx.AddNetns("z"), a = fx.AddNetns("a"), b = fx.AddNetns("b");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, z, "ctr-z"), "ADD z (makes the nat table, unrecorded)");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, a, "ctr-a"), "ADD a");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, b, "ctr-b"), "ADD b");
+  CHECK(Records() == 2);
+  Json gc = Json::parse(conf);
+  gc["cni.dev/valid-attachments"] = Json::array({{{"containerID", "ctr-b"}, {"ifname", "eth0"}},
+                                                 {{"containerID", "ctr-z"}, {"ifname", "eth0"}}});
+  MustSucceed(CallPlugin("ptp", "GC", gc.dump(), "", ""), "GC");
+  std::string fw = Firewall(fx);
+  CHECK_FALSE(absl::StrContains(fw, "id: \\\"ctr-a\\\""));
+  CHECK(absl::StrContains(fw, "id: \\\"ctr-b\\\""));
+  CHECK(absl::StrContains(fw, "id: \\\"ctr-z\\\""));
+  CHECK(Records() == 1);
+  for (auto [ns, id] : {std::pair{b, "ctr-b"}, std::pair{z, "ctr-z"}, std::pair{a, "ctr-a"}}) {
+    MustSucceed(CallPlugin("ptp", "DEL", conf, ns, id), "DEL");
+  }
+  CHECK_FALSE(absl::StrContains(Firewall(fx), ":CNI-"));
+  CHECK(Records() == 0);
+}
+
+TEST_CASE("ipmasq: nftables ADD leaves a complete postrouting chain alone and repairs a damaged one",
+          "[netns][ipmasq]") {
+  NetnsFixture fx;
+  TempDir dir;
+  std::string conf = Conf("ptp", "nftables", dir);
+  auto postrouting = [&] {  // the chain's rules, without its own line
+    std::vector<std::string> rules = LinesWith(
+        MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"}), "# handle");
+    std::erase_if(rules, [](const std::string& l) { return absl::StrContains(l, "chain postrouting"); });
+    return rules;
+  };
+  std::string a = fx.AddNetns("a"), b = fx.AddNetns("b"), c = fx.AddNetns("c");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, a, "ctr-a"), "ADD a");
+  std::string before = MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"});
+  REQUIRE(postrouting().size() == 3);
+  // Not rewritten: the same rules with the same handles (a rewrite deletes
+  // rules, and the call then waits for the kernel to free them).
+  MustSucceed(CallPlugin("ptp", "ADD", conf, b, "ctr-b"), "ADD b");
+  CHECK(MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "postrouting"}) == before);
+  // Damaged: rewritten whole.
+  MustExec(fx, "", {"nft", "flush", "chain", "inet", "cni_plugins_masquerade", "postrouting"});
+  REQUIRE(postrouting().empty());
+  MustSucceed(CallPlugin("ptp", "ADD", conf, c, "ctr-c"), "ADD c");
+  std::vector<std::string> repaired = postrouting();
+  REQUIRE(repaired.size() == 3);
+  CHECK(absl::StrContains(repaired[0], "ip daddr 224.0.0.0/4 return"));
+  CHECK(absl::StrContains(repaired[1], "ip6 daddr ff00::/8 return"));
+  CHECK(absl::StrContains(repaired[2], "goto masq_checks"));
+  for (auto [ns, id] : {std::pair{a, "ctr-a"}, std::pair{b, "ctr-b"}, std::pair{c, "ctr-c"}}) {
+    MustSucceed(CallPlugin("ptp", "DEL", conf, ns, id), "DEL");
+  }
 }

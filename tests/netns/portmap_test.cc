@@ -453,14 +453,6 @@ struct Shared {
   std::string backend;
 };
 
-// Whether iptables is iptables-nft here (what the netlink paths need); says
-// so when it is not.
-bool IptablesNft(const NetnsFixture& fx) {
-  if (absl::StrContains(fx.Exec("", {"iptables", "--version"}).out, "nf_tables")) return true;
-  WARN("skipped: iptables is not iptables-nft here");
-  return false;
-}
-
 // The handles of the jumps from CNI-HOSTPORT-DNAT into container `id`'s
 // chain, in both families, as nft lists iptables-nft's tables.
 std::vector<uint64_t> JumpHandlesOf(const NetnsFixture& fx, const std::string& id,
@@ -643,22 +635,6 @@ TEST_CASE("portmap: DEL and GC remove the temporary record files a killed ADD le
   s.Must("DEL", 2);
   CHECK(Records(dir).empty());
 }
-
-namespace {
-// Lines of `text` that contain `needle`, with handles and counters removed
-// (they differ between two writers of the same rule).
-std::vector<std::string> LinesWith(const std::string& text, absl::string_view needle) {
-  std::vector<std::string> out;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StrContains(line, needle)) continue;
-    std::string l(line.substr(0, line.find(" # handle")));
-    size_t c = l.find("counter packets");
-    if (c != std::string::npos) l = l.substr(0, c);
-    out.push_back(l);
-  }
-  return out;
-}
-}  // namespace
 
 TEST_CASE("portmap: with iptables-nft the rules written over netlink are exactly what iptables-restore writes",
           "[netns][portmap]") {

@@ -46,14 +46,6 @@ RuntimeConf Att(const std::string& id, const std::string& netns) {
   return rt;
 }
 
-cni::Result MustParse(const absl::StatusOr<Json>& j) {
-  INFO((j.ok() ? std::string() : j.status().ToString()));
-  REQUIRE(j.ok());
-  auto r = cni::ParseResult(*j);
-  REQUIRE(r.ok());
-  return *r;
-}
-
 cni::net::IpAddress Addr(const cni::Result& r) { return r.ips.at(0).address.addr(); }
 
 }  // namespace
@@ -69,8 +61,8 @@ TEST_CASE("runtime netns: ADD, traffic, CHECK, DEL with ptp, host-local and loop
       o.plugin_dirs = {cni::test::PluginDir()};
       o.cache_dir = cache.str();
       Runtime rt(o);
-      cni::Result r1 = MustParse(rt.AddNetworkList(list, Att("ctr1", ns1)));
-      cni::Result r2 = MustParse(rt.AddNetworkList(list, Att("ctr2", ns2)));
+      cni::Result r1 = MustResult(rt.AddNetworkList(list, Att("ctr1", ns1)));
+      cni::Result r2 = MustResult(rt.AddNetworkList(list, Att("ctr2", ns2)));
       // loopback passed ptp's result through; the final result is cached.
       REQUIRE(r1.ips.size() == 1);
       CHECK(r1.ips[0].address.ToString().rfind("10.88.0.", 0) == 0);
@@ -103,8 +95,8 @@ TEST_CASE("runtime netns: GC deletes what is not valid, then collects, and STATU
   o.cache_dir = cache.str();
   Runtime rt(o);
   CHECK(rt.StatusNetworkList(list).ok());
-  cni::Result r1 = MustParse(rt.AddNetworkList(list, Att("ctr1", ns1)));
-  MustParse(rt.AddNetworkList(list, Att("ctr2", ns2)));
+  cni::Result r1 = MustResult(rt.AddNetworkList(list, Att("ctr1", ns1)));
+  MustResult(rt.AddNetworkList(list, Att("ctr2", ns2)));
   REQUIRE(fx.Links().size() == 3);
 
   REQUIRE(rt.GcNetworkList(list, std::vector<cni::Attachment>{{"ctr1", "eth0"}}).ok());
@@ -140,7 +132,7 @@ TEST_CASE("runtime netns: upstream's plugins give the same results through the l
     o.cache_dir = cache.str();
     Runtime rt(o);
     absl::StatusOr<Json> raw = rt.AddNetworkList(list, Att("diffctr", ns));
-    cni::Result r = MustParse(raw);
+    cni::Result r = MustResult(raw);
     CHECK(rt.CheckNetworkList(list, Att("diffctr", ns)).ok());
     CHECK(rt.DelNetworkList(list, Att("diffctr", ns)).ok());
     CHECK(Reservations(data).empty());
@@ -184,8 +176,8 @@ TEST_CASE("runtime netns: GC removes reservations, rules and devices of unlisted
                        {"egressRate", 8000000}, {"egressBurst", 100000}}}};
     return conf;
   };
-  MustParse(rt.AddNetworkList(*list, with_caps(Att("gcctr1", ns1), 8081)));
-  MustParse(rt.AddNetworkList(*list, with_caps(Att("gcctr2", ns2), 8082)));
+  MustResult(rt.AddNetworkList(*list, with_caps(Att("gcctr1", ns1), 8081)));
+  MustResult(rt.AddNetworkList(*list, with_caps(Att("gcctr2", ns2), 8082)));
   auto rules = [&] { return fx.Exec("", {"nft", "list", "ruleset"}).out; };
   auto ifbs = [&] {
     int n = 0;

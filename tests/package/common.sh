@@ -13,6 +13,17 @@ source_plugins() {
   done | sort
 }
 
+# The systemd units the source tree installs with the plugins
+# (<plugin>/systemd/<unit>.in -> lib/systemd/system/<unit>), relative to the prefix.
+source_units() {
+  local src=$1 f
+  for f in "$src"/{ipam,plugins,meta}/*/systemd/*.in; do
+    [[ -f $f ]] || continue
+    f=${f##*/}
+    echo "lib/systemd/system/${f%.in}"
+  done | sort
+}
+
 # The lower-case configuration name as CMake puts it in an export file name.
 config_suffix() {
   local c=${1,,}

@@ -40,7 +40,10 @@ sdk=$scratch/pkgs/cni-cpp-sdk-dev_${version}_$arch.deb
 
 step "cni-cpp-plugins: contents"
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scratch/deb-files"
-for p in $plugins; do echo "$plugindir/$p"; done | sort >"$scratch/want-files"
+{
+  for p in $plugins; do echo "$plugindir/$p"; done
+  for u in $(source_units "$src"); do echo "/usr/$u"; done
+} | sort >"$scratch/want-files"
 diff -u "$scratch/want-files" "$scratch/deb-files" || fail "cni-cpp-plugins contents (- expected, + packaged)"
 
 step "cni-cpp-plugins: Depends cover ldd of every binary"
@@ -65,6 +68,11 @@ while [[ -n $queue ]]; do
   queue=$next
 done
 dpkg-deb -x "$deb" "$scratch/x"
+# Each packaged systemd unit starts a packaged program (cni-dhcp.service: the dhcp daemon).
+for u in $(source_units "$src"); do
+  exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$scratch/x/usr/$u")
+  [[ -z $exec || -x $scratch/x$exec ]] || fail "$u: ExecStart=$exec is not in the package"
+done
 declare -A owner_of=()
 owner() {  # sets $pkg: the package owning a library path (merged /usr: try both spellings)
   local path=$1 alt
@@ -175,6 +183,15 @@ JSON
   [[ $out == *'"code":999'* && $out == *"needs the nft program (Debian package nftables)"* ]] ||
     fail "portmap ADD with conditions without nft: unexpected answer $out"
   echo "  portmap ADD (nftables, conditionsV4) without nft: $out"
+  # etcd-ipam speaks HTTP through libcurl (Depends: libcurl4 and its own): in a
+  # private network namespace, where no etcd listens, ADD is code 11.
+  conf='{"cniVersion":"1.1.0","name":"e","type":"etcd-ipam","ipam":{"type":"etcd-ipam",
+    "ranges":[[{"subnet":"10.1.0.0/24"}]],"etcd":{"endpoints":["http://127.0.0.1:2379"],"timeout":1}}}'
+  out=$(env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/x CNI_IFNAME=eth0 CNI_PATH="$plugindir" \
+        unshare --net "$chroot" "$chroot_dir" "$plugindir/etcd-ipam" <<<"$conf" 2>/dev/null) &&
+    fail "etcd-ipam ADD without etcd succeeded: $out"
+  [[ $out == *'"code":11'* ]] || fail "etcd-ipam ADD without etcd: unexpected answer $out"
+  echo "  etcd-ipam ADD with no etcd reachable: code 11"
 fi
 
 step "cni-cpp-sdk-dev: contents and Depends"

@@ -65,6 +65,15 @@ cni::Result MustResult(const RunResult& r) {
   return *res;
 }
 
+cni::Result MustResult(const absl::StatusOr<Json>& j) {
+  INFO((j.ok() ? std::string() : j.status().ToString()));
+  REQUIRE(j.ok());
+  absl::StatusOr<cni::Result> res = cni::ParseResult(*j);
+  INFO(res.status().ToString() << " in " << j->dump());
+  REQUIRE(res.ok());
+  return *res;
+}
+
 void NormalizeForDiff(cni::Result& result, const std::string& host_veth) {
   for (cni::Interface& i : result.interfaces) {
     if (i.name == host_veth) i.name = "HOSTVETH";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/types.h"
@@ -48,6 +49,10 @@ void MustSucceed(const RunResult& r, absl::string_view what = {});
 
 // MustSucceed, then REQUIREs stdout to parse as a CNI result, and returns it.
 cni::Result MustResult(const RunResult& r);
+
+// REQUIREs a runtime library call (cni/runtime.h) to have succeeded with a
+// document that parses as a CNI result, and returns it.
+cni::Result MustResult(const absl::StatusOr<Json>& j);
 
 // Makes a result comparable across implementations (the differential tests):
 // the host veth's random name becomes "HOSTVETH", MACs are cleared, and

@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "support/cni_call.h"
@@ -110,6 +112,24 @@ bool CheckSameAsUpstream(NetnsFixture& fx, const std::string& plugin, const std:
   fx.DelNetns(up_ns);
   fx.DelNetns(our_ns);
   return true;
+}
+
+bool IptablesNft(const NetnsFixture& fx) {
+  if (absl::StrContains(fx.Exec("", {"iptables", "--version"}).out, "nf_tables")) return true;
+  WARN("skipped: iptables is not iptables-nft here");
+  return false;
+}
+
+std::vector<std::string> LinesWith(const std::string& text, absl::string_view needle) {
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StrContains(line, needle)) continue;
+    std::string l(line.substr(0, line.find(" # handle")));
+    size_t c = l.find("counter packets");
+    if (c != std::string::npos) l = l.substr(0, c);
+    out.push_back(l);
+  }
+  return out;
 }
 
 }  // namespace cni::test

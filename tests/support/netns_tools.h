@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "cni/json.h"
 #include "cni/types.h"
 #include "support/netns_fixture.h"
@@ -21,6 +22,15 @@ std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std
 // MustExec of each line of `lines` (one command per line, words split on
 // spaces, no quoting), in order.
 void MustExecLines(const NetnsFixture& fx, const std::string& netns, const std::string& lines);
+
+// Whether iptables is iptables-nft here (what the plugins' netlink paths for
+// iptables need); says so (a Catch warning) when it is not.
+bool IptablesNft(const NetnsFixture& fx);
+
+// Lines of `text` that contain `needle`, with nft's handles and counters
+// removed (they differ between two writers of the same rule).
+std::vector<std::string> LinesWith(const std::string& text, absl::string_view needle);
+
 // `ip -d -j link show dev <name>` in `netns`: the one link object.
 Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name);
 

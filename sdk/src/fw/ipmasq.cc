@@ -8,9 +8,11 @@
 #include "cni/error.h"
 #include "cni/status_macros.h"
 #include "cni/fw/iptables.h"
+#include "cni/fw/iptables_nft_encoding.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
+#include "cni/fw/rule_record.h"
 #include "cni/hash.h"
 
 namespace cni::fw {
@@ -36,44 +38,221 @@ std::string InstanceHash(const MasqTarget& t) {
 }
 
 // --- iptables -------------------------------------------------------------
+//
+// Upstream's way, for every ADD and DEL, is an iptables-save snapshot of the
+// nat table and one iptables-restore: two program runs whose cost grows with
+// the table (every container adds a chain and a POSTROUTING rule). With
+// iptables-nft, whose tables are nf_tables tables, the usual ADD instead
+// writes the container's chain, its rules and the POSTROUTING jumps in
+// iptables-nft's own encoding over netlink, one transaction, recording the
+// jumps' handles (cni/fw/rule_record.h); DEL probes for the chain and removes
+// it with its jumps, by those handles, in one transaction. Neither runs a
+// program or reads the table. The snapshot stays for the rest: iptables-
+// legacy, a node whose nat table is not there yet, a chain that exists
+// already (a repeated ADD), anything unusual.
+
+constexpr const char* kRecordDir = "/run/cni/ipmasq/iptables";
+constexpr const char* kNat = "nat";
+constexpr const char* kPostrouting = "POSTROUTING";
+
+const char* Multicast(bool v6) { return v6 ? "ff00::/8" : "224.0.0.0/4"; }
+
+// The call's netfilter socket: the caller's, else one opened on first use.
+class NetfilterSource {
+ public:
+  explicit NetfilterSource(net::NetlinkSocket* given) : given_(given) {}
+  absl::StatusOr<net::NetlinkSocket*> Get() { return given_ != nullptr ? given_ : lazy_.Get(); }
+
+ private:
+  net::NetlinkSocket* given_;
+  LazyNetfilter lazy_;
+};
 
 // One family: (re)declare our chain (a declaration flushes it), drop stale
 // POSTROUTING jumps to it, add the rules. One restore = one commit.
 absl::Status SetupIptables(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
   std::string chain = ChainName(t.network, t.container_id);
   std::string comment = Comment(t.network, t.container_id);
-  absl::StatusOr<IptTable> nat = IptablesSave(v6, "nat");
+  absl::StatusOr<IptTable> nat = IptablesSave(v6, kNat);
   if (!nat.ok()) return nat.status();
   std::string body = absl::StrCat(":", chain, " - [0:0]\n");
-  for (const std::string& line : nat->RulesOf("POSTROUTING")) {
+  for (const std::string& line : nat->RulesOf(kPostrouting)) {
     if (IptJumpTarget(line) == chain) body += IptDeleteLine(line);
   }
-  const char* multicast = v6 ? "ff00::/8" : "224.0.0.0/4";
   for (const net::IpPrefix& a : addrs) {
     body += IptLine("-A", chain, {"-d", a.Network().ToString(), "-j", "ACCEPT", "-m", "comment", "--comment", comment});
   }
   // One MASQUERADE after every ACCEPT (upstream's AppendUnique keeps one).
-  body += IptLine("-A", chain, {"!", "-d", multicast, "-j", "MASQUERADE", "-m", "comment", "--comment", comment});
+  body += IptLine("-A", chain, {"!", "-d", Multicast(v6), "-j", "MASQUERADE", "-m", "comment", "--comment", comment});
   for (const net::IpPrefix& a : addrs) {
-    body += IptLine("-A", "POSTROUTING", {"-s", a.addr().ToString(), "-j", chain, "-m", "comment", "--comment", comment});
+    body += IptLine("-A", kPostrouting, {"-s", a.addr().ToString(), "-j", chain, "-m", "comment", "--comment", comment});
   }
-  return IptablesRestore(v6, "nat", body);
+  return IptablesRestore(v6, kNat, body);
+}
+
+// The same rules over netlink, in one transaction, the jumps' handles noted
+// in `record`. False: not possible here (no iptables-nft, no nat table yet,
+// the chain exists), nothing was changed; take the snapshot.
+bool SetupOverNetlink(NetfilterSource& nf, bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t,
+                      RuleRecord& record) {
+  if (!IptablesIsNft(v6)) return false;
+  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+  if (!sock.ok()) return false;
+  net::NetlinkSocket& nl = **sock;
+  const NftFamily family = IpFamily(v6);
+  absl::StatusOr<bool> has_nat = nft::HasChain(nl, family, kNat, kPostrouting);
+  if (!has_nat.ok() || !*has_nat) return false;
+  const std::string chain = ChainName(t.network, t.container_id);
+  const std::string comment = Comment(t.network, t.container_id);
+  namespace ipt = iptables_nft;
+  NftBatch b;
+  // Exclusive: a chain left by an earlier ADD fails the whole batch, and the
+  // snapshot then rebuilds it as upstream does.
+  b.CreateChain(family, kNat, chain);
+  for (const net::IpPrefix& a : addrs) {
+    b.AddRule(family, kNat, chain, ipt::AddressesCommented({.dest = a.Network()}, comment).Accept());
+  }
+  NftRuleSpec masq = ipt::AddressesCommented(
+      {.dest = *net::IpPrefix::Parse(Multicast(v6)), .dest_negated = true}, comment);
+  b.AddRule(family, kNat, chain, ipt::Masquerade(masq, v6));
+  for (const net::IpPrefix& a : addrs) {
+    b.AddRule(family, kNat, kPostrouting,
+              ipt::AddressesCommented({.source = net::IpPrefix::Host(a.addr())}, comment).Jump(chain));
+  }
+  std::vector<NftRule> added;
+  if (!b.Commit(nl, &added).ok()) return false;
+  if (NoteTable(nl, record, family, kNat)) {
+    for (const NftRule& r : added) {
+      if (r.chain == kPostrouting) record.rules.push_back(r);
+    }
+  }
+  return true;
 }
 
 absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
   if (!IptablesAvailable(v6)) return absl::OkStatus();
   std::string chain = ChainName(t.network, t.container_id);
-  absl::StatusOr<IptTable> nat = IptablesSave(v6, "nat");
+  absl::StatusOr<IptTable> nat = IptablesSave(v6, kNat);
   if (!nat.ok()) return nat.status();
   std::string body;
   // Any POSTROUTING rule jumping to the chain, whatever its -s form (upstream
   // once used the prefix, now the address).
-  for (const std::string& line : nat->RulesOf("POSTROUTING")) {
+  for (const std::string& line : nat->RulesOf(kPostrouting)) {
     if (IptJumpTarget(line) == chain) body += IptDeleteLine(line);
   }
   if (nat->HasChain(chain)) absl::StrAppend(&body, "-F ", chain, "\n-X ", chain, "\n");
   if (body.empty()) return absl::OkStatus();
-  return IptablesRestore(v6, "nat", body);
+  return IptablesRestore(v6, kNat, body);
+}
+
+// The chain and its POSTROUTING jumps removed in one transaction: the jumps
+// by their recorded handles when the record can be trusted, else found by
+// listing POSTROUTING (a netlink dump: no program, and cheap next to a
+// snapshot).
+absl::Status RemoveChainOverNetlink(net::NetlinkSocket& nl, NftFamily family, const std::string& chain,
+                                    const RuleRecord* record) {
+  NftBatch b;
+  if (record != nullptr) {
+    for (const NftRule& r : record->rules) {
+      if (r.family == family && r.chain == kPostrouting) b.DeleteRule(r);
+    }
+  } else {
+    absl::StatusOr<std::vector<NftRule>> jumps = nft::ListRules(nl, family, kNat, kPostrouting);
+    if (!jumps.ok()) return jumps.status();
+    for (const NftRule& r : *jumps) {
+      if (r.jump == chain) b.DeleteRule(r);
+    }
+  }
+  b.FlushChain(family, kNat, chain);
+  b.DeleteChain(family, kNat, chain);
+  return b.Commit(nl);
+}
+
+// True when nothing of the attachment is left in this family, found out
+// and done without a snapshot: the chain does not exist (nf_tables allows no
+// jump to a missing chain), or it was removed over netlink. False: take the
+// snapshot.
+bool TeardownWithoutSnapshot(NetfilterSource& nf, const std::optional<RuleRecord>& record, bool v6,
+                             const MasqTarget& t) {
+  if (!IptablesIsNft(v6)) return false;
+  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+  if (!sock.ok()) return false;
+  net::NetlinkSocket& nl = **sock;
+  const NftFamily family = IpFamily(v6);
+  const std::string chain = ChainName(t.network, t.container_id);
+  absl::StatusOr<bool> has = nft::HasChain(nl, family, kNat, chain);
+  if (!has.ok()) return false;
+  if (!*has) return true;
+  if (record.has_value() && TableUnchanged(nl, *record, family, kNat) &&
+      RemoveChainOverNetlink(nl, family, chain, &*record).ok()) {
+    return true;
+  }
+  return RemoveChainOverNetlink(nl, family, chain, nullptr).ok();
+}
+
+// The records' key: the attachment's hash, led by the network's (GC).
+std::string RecordKey(const MasqTarget& t) { return InstanceHash(t); }
+
+absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
+  const std::string key = RecordKey(t);
+  // A repeated ADD finds its chain: only the snapshot sees what is there.
+  const bool repeated = store.Load(key).has_value();
+  store.Remove(key);  // describes nothing once the rules change
+  RuleRecord record;
+  bool all_recorded = true;
+  for (bool v6 : {false, true}) {
+    std::vector<net::IpPrefix> fam;
+    for (const net::IpPrefix& a : addrs) {
+      if (a.is_v4() != v6) fam.push_back(a);
+    }
+    if (fam.empty()) continue;
+    if (!repeated && SetupOverNetlink(nf, v6, fam, t, record)) continue;
+    all_recorded = false;
+    absl::Status st = RetryOnConflict([&] { return SetupIptables(v6, fam, t); });
+    if (!st.ok()) return Annotate(st, "setting up ipMasq (iptables)");
+  }
+  // Only a complete record: DEL trusts it for the families it names.
+  if (all_recorded) store.Save(key, record);
+  return absl::OkStatus();
+}
+
+absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, std::vector<std::string>& errors) {
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
+  const std::optional<RuleRecord> record = store.Load(RecordKey(t));
+  for (bool v6 : {false, true}) {
+    if (!IptablesAvailable(v6) || TeardownWithoutSnapshot(nf, record, v6, t)) continue;
+    absl::Status st = RetryOnConflict([&] { return TeardownIptables(v6, t); });
+    if (!st.ok()) errors.emplace_back(st.message());
+  }
+  store.Remove(RecordKey(t));
+  return absl::OkStatus();
+}
+
+// GC of what the records name: the recorded attachments of `network` not in
+// `keep` lose their chains and jumps (upstream's chains carry no network
+// marker, so unrecorded ones cannot be told apart and stay, as upstream).
+void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std::vector<std::string>& keep) {
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
+  const std::string prefix = absl::StrCat(NetworkHash(network), "-");
+  for (const std::string& key : store.RecordsNotIn(keep)) {
+    if (!absl::StartsWith(key, prefix)) continue;
+    std::optional<RuleRecord> record = store.Load(key);
+    absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+    if (record.has_value() && sock.ok()) {
+      for (NftFamily family : {NftFamily::kIp, NftFamily::kIp6}) {
+        if (!TableUnchanged(**sock, *record, family, kNat)) continue;
+        for (const NftRule& r : record->rules) {
+          if (r.family == family && !r.jump.empty()) {
+            (void)RemoveChainOverNetlink(**sock, family, r.jump, &*record);
+            break;
+          }
+        }
+      }
+    }
+    store.Remove(key);
+  }
+  store.RemoveTemporariesBut(keep);
 }
 
 // --- nftables -------------------------------------------------------------
@@ -86,11 +265,21 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
   b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
   b.AddChain(kFamily, kTable, kChain, std::nullopt,
              "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
-  b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
-  b.FlushChain(kFamily, kTable, "postrouting");
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
-  b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  // The shared postrouting chain: (re)written, as upstream does on every
+  // ADD, only when it is not already the three rules ending in the goto.
+  // Rewriting means flushing, and deleted rules make the socket's close
+  // wait for the kernel to free them (an RCU grace period, ~10 ms).
+  std::vector<const NftRule*> post;
+  for (const NftRule& r : *rules) {
+    if (r.chain == "postrouting") post.push_back(&r);
+  }
+  if (post.size() != 3 || post.back()->jump != kChain) {
+    b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+    b.FlushChain(kFamily, kTable, "postrouting");
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  }
   for (const NftRule& r : *rules) {
     if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b.DeleteRule(r);
   }
@@ -136,16 +325,8 @@ absl::Status SetupIpMasq(net::NetlinkSocket* nf, Backend backend, const std::vec
                          const MasqTarget& t) {
   if (addrs.empty()) return absl::OkStatus();
   if (backend == Backend::kNftables) return Annotate(SetupNft(*nf, addrs, t), "setting up ipMasq (nftables)");
-  for (bool v6 : {false, true}) {
-    std::vector<net::IpPrefix> fam;
-    for (const net::IpPrefix& a : addrs) {
-      if (a.is_v4() != v6) fam.push_back(a);
-    }
-    if (fam.empty()) continue;
-    absl::Status st = RetryOnConflict([&] { return SetupIptables(v6, fam, t); });
-    if (!st.ok()) return Annotate(st, "setting up ipMasq (iptables)");
-  }
-  return absl::OkStatus();
+  NetfilterSource source(nf);
+  return SetupIptablesFamilies(source, addrs, t);
 }
 
 absl::Status TeardownIpMasq(const MasqTarget& t) {
@@ -156,10 +337,8 @@ absl::Status TeardownIpMasq(const MasqTarget& t) {
 
 absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t) {
   std::vector<std::string> errors;
-  for (bool v6 : {false, true}) {
-    absl::Status st = RetryOnConflict([&] { return TeardownIptables(v6, t); });
-    if (!st.ok()) errors.emplace_back(st.message());
-  }
+  NetfilterSource source(&nf);
+  (void)TeardownIptablesFamilies(source, t, errors);
   std::string prefix = InstanceHash(t);
   absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) { return absl::StartsWith(r.comment, prefix); });
   if (!st.ok()) errors.emplace_back(st.message());
@@ -174,8 +353,13 @@ absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& 
 
 absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const std::vector<Attachment>& valid) {
   std::string net_prefix = NetworkHash(network);
-  std::vector<std::string> keep;
-  for (const Attachment& a : valid) keep.push_back(MasqNftComment(network, a.ifname, a.container_id));
+  std::vector<std::string> keep, keep_records;
+  for (const Attachment& a : valid) {
+    keep.push_back(MasqNftComment(network, a.ifname, a.container_id));
+    keep_records.push_back(RecordKey({std::string(network), a.ifname, a.container_id}));
+  }
+  NetfilterSource source(&nf);
+  GcIptablesRecords(source, network, keep_records);
   absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) {
     if (!absl::StartsWith(r.comment, net_prefix)) return false;
     for (const std::string& k : keep) {

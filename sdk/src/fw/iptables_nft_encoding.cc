@@ -89,6 +89,23 @@ NftRuleSpec Commented(const InterfaceMatch& match, absl::string_view comment) {
   return rule;
 }
 
+NftRuleSpec AddressesCommented(const AddressMatch& match, absl::string_view comment) {
+  NftRuleSpec rule;
+  if (match.source.has_value()) rule.SourceAddress(*match.source);
+  if (match.dest.has_value()) rule.DestAddress(*match.dest, !match.dest_negated);
+  rule.XtMatch("comment", 0, CommentInfo(comment)).Counter();
+  return rule;
+}
+
+NftRuleSpec& Masquerade(NftRuleSpec& rule, bool ipv6) {
+  // The kernel's MASQUERADE checks the options' size per family, and for
+  // IPv4 that the one range is the only one (rangesize 1).
+  if (ipv6) return rule.XtTarget("MASQUERADE", 0, Info(nf_nat_range{}));
+  nf_nat_ipv4_multi_range_compat ranges{};
+  ranges.rangesize = 1;
+  return rule.XtTarget("MASQUERADE", 0, Info(ranges));
+}
+
 NftRuleSpec AcceptEstablishedTo(const net::IpPrefix& dest) {
   // What libxt_conntrack's --ctstate fills in (revision 3, the one
   // iptables 1.8 uses): the state flag and the two states' bits.

@@ -49,6 +49,7 @@ std::optional<RuleRecord> Parse(const std::string& text) {
     rule.table = j["table"].get<std::string>();
     rule.chain = j["chain"].get<std::string>();
     rule.handle = j["handle"].get<uint64_t>();
+    if (j.contains("jump") && j["jump"].is_string()) rule.jump = j["jump"].get<std::string>();
     // A rule is only trusted under a table whose handle was recorded with it.
     if (r.tables.count(rule.family) == 0 || rule.chain.empty() || rule.handle == 0) return std::nullopt;
     r.rules.push_back(std::move(rule));
@@ -60,10 +61,11 @@ std::string Serialize(const RuleRecord& r) {
   Json doc = {{"tables", Json::object()}, {"rules", Json::array()}};
   for (const auto& [family, handle] : r.tables) doc["tables"][NftFamilyName(family)] = handle;
   for (const NftRule& rule : r.rules) {
-    doc["rules"].push_back({{"family", NftFamilyName(rule.family)},
-                            {"table", rule.table},
-                            {"chain", rule.chain},
-                            {"handle", rule.handle}});
+    Json j = {{"family", NftFamilyName(rule.family)}, {"table", rule.table}, {"chain", rule.chain},
+              {"handle", rule.handle}};
+    // The chain a jump leads to: what GC must remove with it (ipMasq).
+    if (!rule.jump.empty()) j["jump"] = rule.jump;
+    doc["rules"].push_back(std::move(j));
   }
   return doc.dump();
 }

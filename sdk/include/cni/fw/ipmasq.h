@@ -1,6 +1,9 @@
 // IP masquerading for bridge and ptp (upstream pkg/ip/ipmasq_*).
 // iptables: nat chain CNI-<hash(network+id)> entered from POSTROUTING for the
-// container IP; ACCEPT to its subnet, MASQUERADE to non-multicast.
+// container IP; ACCEPT to its subnet, MASQUERADE to non-multicast. With
+// iptables-nft the usual ADD and DEL write and remove these rules over
+// netlink (no iptables program, no snapshot of the table), the jumps'
+// handles recorded under /run/cni/ipmasq/iptables.
 // nftables: table inet cni_plugins_masquerade, chain masq_checks, one rule
 // per address with a comment starting with a hash of network/ifname/id.
 #pragma once
@@ -39,7 +42,8 @@ absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t);
 // Same, with a NETLINK_NETFILTER socket of its own.
 absl::Status TeardownIpMasq(const MasqTarget& t);
 // nftables: deletes this network's rules whose attachment is not valid.
-// iptables chains carry no network marker upstream, so they are left (as upstream).
+// iptables: the same for the attachments whose rules were recorded; other
+// chains carry no network marker upstream, so they are left (as upstream).
 absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const std::vector<Attachment>& valid);
 // Same, with a NETLINK_NETFILTER socket of its own.
 absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid);

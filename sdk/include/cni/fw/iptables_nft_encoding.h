@@ -4,7 +4,8 @@
 // for a rule. A rule built here and committed over netlink (NftBatch, no
 // iptables-restore run) is one that iptables-save prints, and iptables-nft
 // deletes, exactly as if iptables-restore had written it. This file pair is
-// the only place that knows the encoding; portmap's iptables backend calls it.
+// the only place that knows the encoding; portmap's and firewall's iptables
+// backends and ipMasq (cni/fw/ipmasq.h) call it.
 //
 // Checked against iptables v1.8.9 (nf_tables), Debian 12's `iptables
 // --version`, by tests/netns/portmap_test.cc, "portmap: with iptables-nft the
@@ -57,6 +58,19 @@ struct InterfaceMatch {
 // counter; the caller appends the target: .Jump(chain), .Drop(), .Return()
 // or .Accept().
 NftRuleSpec Commented(const InterfaceMatch& match, absl::string_view comment);
+// The address part of a rule: "[-s SOURCE] [[!] -d DEST]".
+struct AddressMatch {
+  std::optional<net::IpPrefix> source;  // -s; none matches any
+  std::optional<net::IpPrefix> dest;    // -d; none matches any
+  bool dest_negated = false;            // "! -d DEST"
+};
+// "[-s S] [[!] -d D] -m comment --comment C" and the counter (ipMasq's
+// rules); the caller appends the target: .Jump(chain), .Accept(), or
+// Masquerade.
+NftRuleSpec AddressesCommented(const AddressMatch& match, absl::string_view comment);
+// Appends "-j MASQUERADE" (the xtables target, revision 0, with the options
+// libxt_MASQUERADE sends for an IPv4 or IPv6 rule).
+NftRuleSpec& Masquerade(NftRuleSpec& rule, bool ipv6);
 // "-d DEST -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT".
 NftRuleSpec AcceptEstablishedTo(const net::IpPrefix& dest);
 // "-s SOURCE -j ACCEPT".

@@ -1,0 +1,129 @@
+#include "config.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cni/config_schema.h"
+#include "cni/error.h"
+#include "cni/status_macros.h"
+#include "packet.h"
+#include "protocol.h"
+
+namespace cni::dhcp {
+namespace {
+
+struct RequestEntry {
+  std::string option;
+  bool skip_default = false;
+};
+struct ProvideEntry {
+  std::string option;
+  std::string value;
+  std::string from_arg;
+};
+
+struct RawKeys {
+  std::string socket_path;
+  std::vector<RequestEntry> request;
+  std::vector<ProvideEntry> provide;
+  int priority = 0;
+};
+
+absl::Status WrongType(absl::string_view what) {
+  return Error(ErrorCode::kDecodingFailure, absl::StrCat("cannot decode \"", what, "\": expected an object"));
+}
+
+template <typename T>
+absl::StatusOr<std::vector<T>> ParseList(const Json& v, absl::string_view key,
+                                         const config::Schema<T>& keys) {
+  if (!v.is_array()) return Error(ErrorCode::kDecodingFailure, absl::StrCat("cannot decode \"", key, "\": expected a list"));
+  std::vector<T> out;
+  for (const Json& item : v) {
+    if (!item.is_object()) return WrongType(key);
+    T entry;
+    RETURN_IF_ERROR(config::ParseKeys(item, keys, "dhcp", entry));
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+const config::Schema<RequestEntry> kRequestKeys = {
+    config::String("option", &RequestEntry::option),
+    config::Bool("skipDefault", &RequestEntry::skip_default),
+};
+const config::Schema<ProvideEntry> kProvideKeys = {
+    config::String("option", &ProvideEntry::option),
+    config::String("value", &ProvideEntry::value),
+    config::String("fromArg", &ProvideEntry::from_arg),
+};
+
+const config::Schema<RawKeys> kIpamKeys = {
+    config::String("daemonSocketPath", &RawKeys::socket_path),
+    config::Custom("request", &RawKeys::request,
+                   [](const Json& v) { return ParseList<RequestEntry>(v, "request", kRequestKeys); }),
+    config::Custom("provide", &RawKeys::provide,
+                   [](const Json& v) { return ParseList<ProvideEntry>(v, "provide", kProvideKeys); }),
+    config::Integer("priority", &RawKeys::priority, {INT32_MIN, INT32_MAX}),
+};
+
+// Upstream's reading of CNI_ARGS for "fromArg": "K=V" pairs split on ';',
+// anything else ignored.
+std::map<std::string, std::string> SplitCniArgs(absl::string_view args) {
+  std::map<std::string, std::string> out;
+  for (absl::string_view pair : absl::StrSplit(args, ';')) {
+    std::vector<std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    if (kv.size() == 2) out[kv[0]] = kv[1];
+  }
+  return out;
+}
+
+absl::Status TooLong(absl::string_view option, absl::string_view where) {
+  return Error(ErrorCode::kInvalidNetworkConfig,
+               absl::StrCat("dhcp: value too long for option \"", option, "\"", where, " (at most 255 bytes)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
+  const Json* ipam = FindKey(args.conf.raw, "ipam");
+  if (ipam == nullptr || !ipam->is_object()) {
+    return Error(ErrorCode::kInvalidNetworkConfig, "dhcp: IPAM config missing 'ipam' key");
+  }
+  RawKeys raw;
+  RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "dhcp", raw));
+  Config c;
+  c.socket_path = raw.socket_path.empty() ? kDefaultSocketPath : raw.socket_path;
+  c.priority = raw.priority;
+
+  std::map<std::string, std::string> cni_args = SplitCniArgs(args.args);
+  for (const ProvideEntry& p : raw.provide) {
+    ASSIGN_OR_RETURN(uint8_t code, ParseOptionName(p.option));
+    if (!p.value.empty()) {
+      if (p.value.size() > 255) return TooLong(p.option, "");
+      c.provide.emplace_back(code, p.value);
+    }
+    if (auto it = cni_args.find(p.from_arg); !p.from_arg.empty() && it != cni_args.end()) {
+      if (it->second.size() > 255) return TooLong(p.option, absl::StrCat(" from CNI_ARGS ", p.from_arg));
+      c.provide.emplace_back(code, it->second);
+    }
+  }
+  bool skip_default = false;
+  auto add = [&c](uint8_t code) {
+    if (c.parameter_list.find(static_cast<char>(code)) == std::string::npos) {
+      c.parameter_list.push_back(static_cast<char>(code));
+    }
+  };
+  for (const RequestEntry& r : raw.request) {
+    skip_default = skip_default || r.skip_default;
+    if (r.option.empty()) continue;
+    ASSIGN_OR_RETURN(uint8_t code, ParseOptionName(r.option));
+    add(code);
+  }
+  if (!skip_default) {
+    for (uint8_t code : kDefaultRequest) add(code);
+  }
+  return c;
+}
+
+}  // namespace cni::dhcp

@@ -1,0 +1,376 @@
+#include "daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "cni/error.h"
+#include "cni/fs.h"
+#include "cni/status_macros.h"
+#include "cni/version.h"
+#include "protocol.h"
+
+namespace cni::dhcp {
+namespace {
+
+void Log(absl::string_view msg) {
+  std::string line = absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
+                                  " ", msg, "\n");
+  fputs(line.c_str(), stderr);
+}
+
+absl::Status Usage(absl::string_view msg) {
+  return Error(ErrorCode::kInvalidEnvironment,
+               absl::StrCat(msg, "\nusage: dhcp daemon [-socketpath path] [-pidfile path] [-hostprefix path] "
+                                 "[-statedir dir] [-broadcast] [-timeout 10s] [-resendmax 62s] "
+                                 "[-resendtimeout 208s]"));
+}
+
+// sd_listen_fds(3): the listening socket systemd passed, if it passed one to us.
+absl::StatusOr<int> ActivationSocket() {
+  const char* pid = getenv("LISTEN_PID");
+  const char* fds = getenv("LISTEN_FDS");
+  int listen_pid = 0, count = 0;
+  if (pid == nullptr || fds == nullptr || !absl::SimpleAtoi(pid, &listen_pid) || listen_pid != getpid() ||
+      !absl::SimpleAtoi(fds, &count)) {
+    return -1;
+  }
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  if (count == 0) return -1;
+  if (count > 1) return Error(ErrorCode::kInvalidEnvironment, absl::StrCat("too many (", count, ") sockets passed by socket activation"));
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  return 3;
+}
+
+absl::StatusOr<UniqueFd> Listen(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) return Usage(absl::StrCat("socket path too long: ", path));
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) RETURN_IF_ERROR(MkdirAll(path.substr(0, slash), 0700));
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoError(errno, "opening a unix socket");
+  // A socket file left by a daemon that died is replaced; a live daemon's is not.
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+    UniqueFd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      return Error(ErrorCode::kInternal, absl::StrCat("another dhcp daemon listens on ", path));
+    }
+    unlink(path.c_str());
+  }
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return ErrnoError(errno, absl::StrCat("binding ", path));
+  }
+  if (listen(fd.get(), 128) != 0) return ErrnoError(errno, absl::StrCat("listening on ", path));
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<DaemonOptions> ParseDaemonFlags(const std::vector<std::string>& args) {
+  DaemonOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view a = args[i];
+    if (!absl::ConsumePrefix(&a, "-")) return Usage(absl::StrCat("unexpected argument \"", a, "\""));
+    absl::ConsumePrefix(&a, "-");
+    std::string name(a), value;
+    bool has_value = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+      has_value = true;
+    }
+    if (name == "broadcast") {
+      if (has_value && !absl::SimpleAtob(value, &o.timing.broadcast)) return Usage("bad -broadcast value");
+      if (!has_value) o.timing.broadcast = true;
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= args.size()) return Usage(absl::StrCat("flag needs an argument: -", name));
+      value = args[++i];
+    }
+    auto duration = [&](absl::Duration& out) -> absl::Status {
+      if (!absl::ParseDuration(value, &out) || out < absl::ZeroDuration()) {
+        return Usage(absl::StrCat("invalid duration \"", value, "\" for -", name));
+      }
+      return absl::OkStatus();
+    };
+    if (name == "socketpath") {
+      o.socket_path = value;
+    } else if (name == "pidfile") {
+      o.pidfile = value;
+    } else if (name == "hostprefix") {
+      o.host_prefix = value;
+    } else if (name == "statedir") {
+      o.state_dir = value;
+    } else if (name == "timeout") {
+      RETURN_IF_ERROR(duration(o.timing.timeout));
+    } else if (name == "resendmax") {
+      RETURN_IF_ERROR(duration(o.timing.resend_max));
+    } else if (name == "resendtimeout") {
+      RETURN_IF_ERROR(duration(o.timing.resend_timeout));
+    } else {
+      return Usage(absl::StrCat("flag provided but not defined: -", name));
+    }
+  }
+  if (o.socket_path.empty()) o.socket_path = kDefaultSocketPath;
+  if (!o.pidfile.empty() && o.pidfile[0] != '/') {
+    return Usage(absl::StrCat("Error writing pidfile \"", o.pidfile, "\": path not absolute"));
+  }
+  return o;
+}
+
+std::string Daemon::StatePath() const { return absl::StrCat(options_.host_prefix, options_.state_dir, "/leases.json"); }
+
+std::shared_ptr<std::mutex> Daemon::AttachmentLock(const std::string& id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::shared_ptr<std::mutex>& m = locks_[id];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
+std::shared_ptr<Lease> Daemon::Find(const std::string& id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = leases_.find(id);
+  return it == leases_.end() ? nullptr : it->second;
+}
+
+void Daemon::Save() {
+  std::lock_guard<std::mutex> save(save_mu_);
+  Json leases = Json::array();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& [id, lease] : leases_) {
+      if (lease->state() == Lease::State::kBound) leases.push_back(lease->ToJson());
+    }
+  }
+  absl::Status st = WriteFileAtomic(StatePath(), Dump(Json{{"leases", leases}}) + "\n",
+                                    {.mode = 0600, .make_parents = true, .parent_mode = 0700});
+  if (!st.ok()) Log(absl::StrCat("saving the lease table: ", st.message()));
+}
+
+void Daemon::Resume() {
+  absl::StatusOr<std::optional<std::string>> text = ReadRegularFileIfExists(StatePath());
+  if (!text.ok()) {
+    Log(absl::StrCat("reading the lease table: ", text.status().message()));
+    return;
+  }
+  if (!*text) return;
+  absl::StatusOr<Json> doc = ParseJson(**text);
+  if (!doc.ok() || !doc->is_object() || !doc->contains("leases") || !(*doc)["leases"].is_array()) {
+    Log(absl::StrCat(StatePath(), " is not a lease table, starting empty"));
+    return;
+  }
+  for (const Json& record : (*doc)["leases"]) {
+    absl::StatusOr<LeaseSpec> spec = LeaseSpec::FromJson(record.value("spec", Json::object()));
+    std::string ack_hex = record.value("ack", std::string());
+    absl::StatusOr<Message> ack = Message::Decode(absl::HexStringToBytes(ack_hex));
+    absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(record.value("serverMac", std::string()));
+    if (!spec.ok() || !ack.ok() || !mac.ok()) {
+      Log("skipping an unreadable lease record");
+      continue;
+    }
+    std::string id = spec->ClientId();
+    auto lease = std::make_shared<Lease>(*std::move(spec), options_.timing, [this] { Save(); });
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      leases_[id] = lease;
+    }
+    lease->Resume(*std::move(ack), *mac, absl::FromUnixSeconds(record.value("boundAt", int64_t{0})));
+  }
+}
+
+absl::StatusOr<Result> Daemon::Add(LeaseSpec spec) {
+  spec.netns = options_.host_prefix + spec.netns;
+  std::string id = spec.ClientId();
+  std::shared_ptr<std::mutex> lock = AttachmentLock(id);
+  std::lock_guard<std::mutex> attachment(*lock);
+  if (std::shared_ptr<Lease> old = Find(id)) {
+    if (old->state() == Lease::State::kBound) return old->CurrentResult();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      leases_.erase(id);
+    }
+    (void)old->Stop(false);  // expired or gone: acquire anew
+  }
+  auto lease = std::make_shared<Lease>(std::move(spec), options_.timing, [this] { Save(); });
+  RETURN_IF_ERROR(lease->Acquire());
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    leases_[id] = lease;
+  }
+  Save();
+  return lease->CurrentResult();
+}
+
+absl::Status Daemon::Del(const LeaseSpec& spec) {
+  std::string id = spec.ClientId();
+  std::shared_ptr<std::mutex> lock = AttachmentLock(id);
+  std::lock_guard<std::mutex> attachment(*lock);
+  std::shared_ptr<Lease> lease;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = leases_.find(id);
+    if (it == leases_.end()) return absl::OkStatus();
+    lease = it->second;
+    leases_.erase(it);
+  }
+  absl::Status st = lease->Stop(true);
+  if (!st.ok()) Log(absl::StrCat(id, ": failed to release the DHCP lease: ", st.message()));
+  Save();
+  return absl::OkStatus();  // as upstream: a failed RELEASE is logged, the lease is forgotten
+}
+
+absl::StatusOr<Result> Daemon::Check(const LeaseSpec& spec) {
+  std::string id = spec.ClientId();
+  std::shared_ptr<Lease> lease = Find(id);
+  if (!lease) return Error(ErrorCode::kInternal, absl::StrCat("dhcp: no lease for ", id));
+  switch (lease->state()) {
+    case Lease::State::kBound:
+      return lease->CurrentResult();
+    case Lease::State::kExpired:
+      return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the lease for ", id, " expired unrenewed"));
+    case Lease::State::kGone:
+      break;
+  }
+  return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the interface of ", id, " is gone"));
+}
+
+absl::Status Daemon::Gc(const std::string& network, const Json& valid) {
+  std::set<std::pair<std::string, std::string>> keep;
+  if (valid.is_array()) {
+    for (const Json& a : valid) keep.emplace(a.value("containerID", ""), a.value("ifname", ""));
+  }
+  std::vector<LeaseSpec> stale;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& [id, lease] : leases_) {
+      const LeaseSpec& s = lease->spec();
+      if (s.network == network && !keep.count({s.container_id, s.ifname})) stale.push_back(s);
+    }
+  }
+  for (const LeaseSpec& s : stale) RETURN_IF_ERROR(Del(s));
+  return absl::OkStatus();
+}
+
+Json Daemon::Handle(const Json& request) {
+  std::string op = request.value("op", "");
+  absl::StatusOr<LeaseSpec> spec = LeaseSpec::FromJson(request.value("lease", Json::object()));
+  auto with_result = [](const absl::StatusOr<Result>& r) -> Json {
+    if (!r.ok()) return ErrorAnswer(r.status());
+    absl::StatusOr<Json> j = ResultToJson(*r, "1.1.0");
+    if (!j.ok()) return ErrorAnswer(j.status());
+    return {{"result", *j}};
+  };
+  auto done = [](const absl::Status& st) -> Json { return st.ok() ? Json::object() : ErrorAnswer(st); };
+  if (op == "STATUS") return Json::object();
+  if (op == "GC") return done(Gc(request.value("network", ""), request.value("valid", Json::array())));
+  if (!spec.ok()) return ErrorAnswer(spec.status());
+  if (op == "ADD") return with_result(Add(*std::move(spec)));
+  if (op == "DEL") return done(Del(*spec));
+  if (op == "CHECK") return with_result(Check(*spec));
+  return ErrorAnswer(Error(ErrorCode::kInvalidEnvironment, absl::StrCat("dhcp daemon: unknown request \"", op, "\"")));
+}
+
+namespace {
+
+void Serve(Daemon& daemon, UniqueFd conn) {
+  timeval tv{30, 0};
+  setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  absl::StatusOr<std::string> text = ReadToEnd(conn.get(), 1 << 20);
+  Json answer;
+  if (!text.ok()) {
+    answer = ErrorAnswer(text.status());
+  } else if (absl::StatusOr<Json> request = ParseJson(*text); !request.ok() || !request->is_object()) {
+    answer = ErrorAnswer(Error(ErrorCode::kDecodingFailure, "dhcp daemon: the request is not a JSON object"));
+  } else {
+    answer = daemon.Handle(*request);
+  }
+  (void)WriteAll(conn.get(), Dump(answer), "the dhcp socket");
+}
+
+}  // namespace
+
+int DaemonMain(const std::vector<std::string>& args) {
+  absl::StatusOr<DaemonOptions> options = ParseDaemonFlags(args);
+  if (!options.ok()) {
+    fprintf(stderr, "%s\n", std::string(options.status().message()).c_str());
+    return 2;
+  }
+  auto fail = [](const absl::Status& st) {
+    Log(st.message());
+    return 1;
+  };
+  // SIGTERM and SIGINT arrive on a signalfd of the main thread; every thread
+  // started later inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  UniqueFd sigfd(signalfd(-1, &signals, SFD_CLOEXEC));
+  if (!sigfd.valid()) return fail(ErrnoError(errno, "signalfd"));
+
+  if (!options->pidfile.empty()) {
+    absl::Status st = WriteFileAtomic(options->pidfile, absl::StrCat(getpid()), {.mode = 0644});
+    if (!st.ok()) return fail(Annotate(st, absl::StrCat("Error writing pidfile ", options->pidfile)));
+  }
+  std::string socket_path = options->host_prefix + options->socket_path;
+  absl::StatusOr<int> activated = ActivationSocket();
+  if (!activated.ok()) return fail(activated.status());
+  UniqueFd listener;
+  if (*activated >= 0) {
+    listener.reset(*activated);
+    Log("listening on the socket systemd passed");
+  } else {
+    absl::StatusOr<UniqueFd> fd = Listen(socket_path);
+    if (!fd.ok()) return fail(fd.status());
+    listener = *std::move(fd);
+    Log(absl::StrCat("listening on ", socket_path));
+  }
+
+  auto* daemon = new Daemon(*options);  // lives until _exit: connection threads may still use it
+  daemon->Resume();
+  for (;;) {
+    pollfd fds[2] = {{listener.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrnoError(errno, "poll"));
+    }
+    if (fds[1].revents & POLLIN) break;
+    if (fds[0].revents & POLLIN) {
+      int c = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      std::thread(Serve, std::ref(*daemon), UniqueFd(c)).detach();
+    }
+  }
+  Log("stopping; leases stay persisted for the next start");
+  if (*activated < 0) unlink(socket_path.c_str());
+  if (!options->pidfile.empty()) unlink(options->pidfile.c_str());
+  fflush(stderr);
+  _exit(0);
+}
+
+}  // namespace cni::dhcp

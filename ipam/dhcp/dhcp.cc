@@ -1,0 +1,86 @@
+#include "dhcp.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cni/error.h"
+#include "cni/status_macros.h"
+#include "cni/version.h"
+#include "lease.h"
+#include "protocol.h"
+
+namespace cni::dhcp {
+namespace {
+
+// The daemon may run in another working directory: the namespace path goes
+// out absolute (upstream: filepath.Abs).
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return absl::StrCat(cwd, "/", path);
+}
+
+Json Request(absl::string_view op, const CmdArgs& args, const Config& config) {
+  LeaseSpec spec;
+  spec.container_id = args.container_id;
+  spec.network = args.conf.name;
+  spec.ifname = args.ifname;
+  spec.netns = AbsolutePath(args.netns);
+  spec.parameter_list = config.parameter_list;
+  spec.provide = config.provide;
+  spec.priority = config.priority;
+  return {{"op", std::string(op)}, {"lease", spec.ToJson()}};
+}
+
+absl::StatusOr<Result> ResultOf(const Json& answer) {
+  const Json* result = FindKey(answer, "result");
+  if (result == nullptr) return Error(ErrorCode::kInternal, "the dhcp daemon answered without a result");
+  return ParseResult(*result);
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("ADD", args, config)));
+  return ResultOf(answer);
+}
+
+absl::Status Del(const CmdArgs& args, const Config& config) {
+  return CallDaemon(config.socket_path, Request("DEL", args, config)).status();
+}
+
+absl::Status Check(const CmdArgs& args, const Config& config) {
+  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("CHECK", args, config)));
+  ASSIGN_OR_RETURN(Result lease, ResultOf(answer));
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev || prev->ips.empty() || lease.ips.empty()) return absl::OkStatus();
+  for (const IpConfig& ip : prev->ips) {
+    if (ip.address == lease.ips[0].address) return absl::OkStatus();
+  }
+  return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the lease's address ", lease.ips[0].address.ToString(),
+                                                  " is not in prevResult"));
+}
+
+absl::Status Status(const CmdArgs&, const Config& config) {
+  absl::Status st = CallDaemon(config.socket_path, {{"op", "STATUS"}}).status();
+  if (!st.ok()) return WithCode(st, ErrorCode::kPluginNotAvailable);
+  return absl::OkStatus();
+}
+
+absl::Status Gc(const CmdArgs& args, const Config& config) {
+  Json valid = Json::array();
+  for (const Attachment& a : args.conf.valid_attachments) {
+    valid.push_back({{"containerID", a.container_id}, {"ifname", a.ifname}});
+  }
+  return CallDaemon(config.socket_path, {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}}).status();
+}
+
+PluginFuncs Funcs() {
+  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+}
+
+}  // namespace cni::dhcp

@@ -1,0 +1,40 @@
+// Configuration of the flannel meta plugin: where flanneld's subnet file and
+// the saved delegate configurations are, and the base of the delegate's
+// configuration (`delegate`, `ipam`), parsed before any side effect.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/json.h"
+#include "cni/skel.h"
+
+namespace cni::flannel {
+
+inline constexpr absl::string_view kDefaultDataDir = "/var/lib/cni/flannel";
+
+struct Config {
+  std::string name;          // the network's name (the delegate's "name")
+  std::string cni_version;   // "cniVersion" as given ("" when absent: the delegate gets none)
+  std::string subnet_file;   // "subnetFile", default /run/flannel/subnet.env
+  std::string data_dir;      // "dataDir", default /var/lib/cni/flannel
+  Json delegate = Json::object();     // "delegate" as given ({} when absent)
+  std::optional<Json> ipam;           // "ipam" as given (the delegate's IPAM base)
+  std::optional<Json> runtime_config; // "runtimeConfig", handed to the delegate as it is
+  // Upstream's rules for "delegate" (a string "type", no "name", no "ipam"),
+  // code 7. ADD, CHECK, GC and STATUS fail with it; DEL only needs it when it
+  // has to rebuild the delegate configuration.
+  absl::Status delegate_error;
+
+  // Wrong JSON types of subnetFile, dataDir, delegate, ipam or runtimeConfig:
+  // code 6.
+  static absl::StatusOr<Config> Parse(const CmdArgs& args);
+
+  // <dataDir>/<containerID>: the delegate configuration saved at ADD.
+  std::string SavedPath(absl::string_view container_id) const;
+};
+
+}  // namespace cni::flannel

@@ -1,0 +1,675 @@
+// The dhcp IPAM plugin and its daemon against a real DHCP server: dnsmasq in a
+// private "server" namespace of the test, with its own configuration, lease
+// file and log under a temp dir (never the machine's service). The server's
+// namespace is linked to the test's host namespace by a veth pair whose host
+// end, mst0, is the macvlan master (or is enslaved to a bridge), so container
+// interfaces reach the server. The daemon runs in the test's host namespace,
+// on a socket and state directory in the temp dir.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cni/json.h"
+#include "cni/net/ip.h"
+#include "cni/runtime.h"
+#include "cni/types.h"
+#include "cni/version.h"
+#include "support/cni_call.h"
+#include "support/netns_fixture.h"
+#include "support/netns_tools.h"
+#include "support/run.h"
+
+namespace {
+
+using cni::Json;
+using namespace cni::test;  // NOLINT: test brevity
+
+constexpr char kServer[] = "10.77.0.1";
+
+cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Parse(text); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Polls `pred` every 100 ms until it holds or `timeout_ms` passes.
+bool WaitFor(const std::function<bool()>& pred, int timeout_ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return pred();
+}
+
+// True when something accepts connections on the unix socket `path`.
+bool Listening(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), std::min(path.size(), sizeof(addr.sun_path) - 1));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+// A child process with its stderr (and stdout) in `log`, killed with SIGKILL
+// if the test process dies, stopped (SIGTERM) on destruction unless already
+// reaped. With `listen_fd` >= 0 it gets that socket as fd 3 with LISTEN_FDS=1
+// and LISTEN_PID set to its own pid (systemd socket activation).
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::string& log, int listen_fd = -1) {
+    std::vector<std::string> args = argv;
+    std::vector<char*> cargv;
+    for (std::string& s : args) cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    std::string path_env = kTestPath;
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
+      char pid_env[64] = "LISTEN_PID=";
+      char* envp[4] = {path_env.data(), nullptr, nullptr, nullptr};
+      if (listen_fd >= 0) {
+        dup2(listen_fd, 3);
+        // getpid() and the number by hand: async-signal-safe after fork.
+        pid_t me = getpid();
+        char digits[16];
+        int n = 0;
+        do {
+          digits[n++] = static_cast<char>('0' + me % 10);
+          me /= 10;
+        } while (me > 0);
+        size_t at = strlen(pid_env);
+        while (n > 0) pid_env[at++] = digits[--n];
+        pid_env[at] = '\0';
+        envp[1] = pid_env;
+        envp[2] = const_cast<char*>("LISTEN_FDS=1");
+      }
+      execve(cargv[0], cargv.data(), envp);
+      _exit(127);
+    }
+  }
+  ~Child() { Stop(SIGTERM); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // Sends `sig` and reaps the child (SIGKILL after 5 s).
+  void Stop(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    for (int i = 0; i < 50; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// The test's DHCP world: the server namespace with dnsmasq, mst0 in the host,
+// the temp dir for every file, and the daemon.
+struct Lab {
+  NetnsFixture& fx;
+  TempDir dir;
+  std::string server_ns;
+  std::unique_ptr<Child> dnsmasq;
+  std::unique_ptr<Child> daemon;
+
+  explicit Lab(NetnsFixture& f) : fx(f) {
+    server_ns = fx.AddNetns("dhcpsrv");
+    MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "srv0", "netns", server_ns});
+    MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
+    MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "srv0"});
+    MustExec(fx, server_ns, {"ip", "link", "set", "srv0", "up"});
+    MustExec(fx, server_ns, {"ip", "link", "set", "lo", "up"});
+  }
+  ~Lab() { Stop(); }
+  // Stops the daemon (SIGTERM: it keeps its leases) and the server.
+  // Its log goes to stderr (shown by ctest when the test fails).
+  void Stop() {
+    if (!daemon && !dnsmasq) return;
+    daemon.reset();
+    dnsmasq.reset();
+    std::string log = ReadFile(DaemonLog());
+    if (!log.empty()) fprintf(stderr, "--- dhcp daemon log\n%s", log.c_str());
+  }
+
+  // Stops both, deletes `containers`, the server namespace and mst0 (plus
+  // `links`), and CHECKs that nothing is left over.
+  void Finish(const std::vector<std::string>& containers, std::vector<std::string> links = {}) {
+    Stop();
+    std::vector<std::string> all = containers;
+    all.push_back(server_ns);
+    links.insert(links.begin(), "mst0");
+    TearDown(fx, all, links);
+  }
+
+  std::string Socket() const { return dir.str() + "/dhcp.sock"; }
+  std::string Leases() const { return dir.str() + "/dnsmasq.leases"; }
+  std::string ServerLog() const { return dir.str() + "/dnsmasq.log"; }
+  std::string DaemonLog() const { return dir.str() + "/daemon.log"; }
+  std::string StateFile() const { return dir.str() + "/state/leases.json"; }
+
+  // dnsmasq on srv0, addresses 10.77.0.50-150, 2 min leases (its minimum),
+  // router and DNS server 10.77.0.1, domain dhcp.test, plus `extra` options.
+  void StartServer(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {
+        "/usr/bin/nsenter", "--net=" + server_ns, "--", "/usr/sbin/dnsmasq", "--keep-in-foreground",
+        "--conf-file=/dev/null", "--user=root", "--group=root", "--port=0", "--no-resolv", "--no-hosts",
+        "--interface=srv0", "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
+        "--dhcp-range=10.77.0.50,10.77.0.150,255.255.255.0,2m", "--dhcp-leasefile=" + Leases(),
+        "--pid-file=" + dir.str() + "/dnsmasq.pid", "--log-facility=" + ServerLog(),
+        "--dhcp-option=option:router,10.77.0.1", "--dhcp-option=option:dns-server,10.77.0.1",
+        "--dhcp-option=option:domain-name,dhcp.test"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
+    REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCP, IP range"); }, 5000));
+  }
+
+  std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
+    std::vector<std::string> argv = {PluginDir() + "/dhcp", "daemon", "-socketpath", Socket(), "-statedir",
+                                     dir.str() + "/state", "-timeout", "2s", "-resendtimeout", "10s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  void StartDaemon(const std::vector<std::string>& extra = {}) {
+    daemon = std::make_unique<Child>(DaemonArgv(extra), DaemonLog());
+    REQUIRE(WaitFor([&] { return Listening(Socket()); }, 5000));
+  }
+
+  // How many times the server logged `what` (e.g. "DHCPACK(srv0) 10.77.0.57 ").
+  int ServerCount(const std::string& what) const {
+    std::string log = ReadFile(ServerLog());
+    int n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  }
+  bool ServerHasLease(const std::string& ip) const {
+    return absl::StrContains(ReadFile(Leases()), " " + ip + " ");
+  }
+};
+
+Json DhcpIpam(const Lab& lab, const Json& extra = Json::object()) {
+  Json ipam = {{"type", "dhcp"}, {"daemonSocketPath", lab.Socket()}};
+  for (const auto& [k, v] : extra.items()) ipam[k] = v;
+  return ipam;
+}
+
+std::string MacvlanConf(const Lab& lab, const Json& ipam_extra = Json::object()) {
+  return Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "macvlan"}, {"master", "mst0"},
+              {"ipam", DhcpIpam(lab, ipam_extra)}}
+      .dump();
+}
+
+RunResult Mv(const std::string& command, const std::string& conf, const std::string& netns, const std::string& id) {
+  return CallPlugin("macvlan", command, conf, netns, id);
+}
+
+// A client identifier of type 0 as dnsmasq's lease file shows it: "00:63:74:...".
+std::string ClientIdHex(const std::string& id) {
+  std::string out = "00";
+  for (unsigned char c : id) out += absl::StrCat(":", absl::Hex(c, absl::kZeroPad2));
+  return out;
+}
+
+std::string Addr(const cni::Result& r) { return r.ips.at(0).address.addr().ToString(); }
+
+// Two containers, c1 (ctr1) and c2 (ctr2), each with a macvlan eth0 and a lease.
+struct TwoLeases {
+  std::string c1, c2, conf, ip1, ip2;
+};
+TwoLeases AddTwo(NetnsFixture& fx, const Lab& lab) {
+  TwoLeases t{fx.AddNetns("c1"), fx.AddNetns("c2"), MacvlanConf(lab), "", ""};
+  t.ip1 = Addr(MustResult(Mv("ADD", t.conf, t.c1, "ctr1")));
+  t.ip2 = Addr(MustResult(Mv("ADD", t.conf, t.c2, "ctr2")));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("dhcp: macvlan ADD gets a lease that works, CHECK passes, DEL releases it", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 1);
+  std::string ip = Addr(r);
+  CHECK(absl::StartsWith(ip, "10.77.0."));
+  CHECK(r.ips[0].address.len() == 24);
+  CHECK(r.ips[0].gateway == A(kServer));
+  REQUIRE(r.routes.size() == 1);
+  CHECK(r.routes[0].dst.ToString() == "0.0.0.0/0");
+  CHECK(r.routes[0].gw == A(kServer));
+  CHECK(r.dns.nameservers == std::vector<std::string>{kServer});
+  CHECK(r.dns.domain == "dhcp.test");
+  // The address is on eth0 and works.
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-4", "addr", "show", "eth0"}), ip + "/24"));
+  CHECK(Ping(c1, A(kServer)));
+  // The server holds the lease under upstream's client identifier.
+  CHECK(lab.ServerHasLease(ip));
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), " " + ClientIdHex("ctr1/dhcpnet/eth0")));
+  // A second ADD of the same attachment returns the same lease.
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // STATUS: the daemon answers.
+  MustSucceed(CallPlugin("dhcp", "STATUS", Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"},
+                                                  {"ipam", DhcpIpam(lab)}}.dump(), "", ""));
+  // DEL sends DHCPRELEASE and the server frees the lease.
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRELEASE(srv0) " + ip) == 1; }, 3000));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));  // unknown to the daemon now: success
+  // CHECK after DEL: the daemon keeps no lease.
+  RunResult check = CallPlugin("dhcp", "CHECK", WithPrevResult(conf, add.out), c1, "ctr1");
+  CHECK(check.exit_code != 0);
+  CHECK(absl::StrContains(ErrorMessage(check), "no lease"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: renewals at T1 go to the server and keep the address", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // dnsmasq's shortest lease is 2 minutes; T1 and T2 sent explicitly make the
+  // client renew every 3 s.
+  lab.StartServer({"--dhcp-option=option:T1,3s", "--dhcp-option=option:T2,100s"});
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  cni::Result r = MustResult(Mv("ADD", conf, c1, "ctr1"));
+  std::string ip = Addr(r);
+  std::string ack = "DHCPACK(srv0) " + ip + " ";
+  CHECK(lab.ServerCount(ack) == 1);
+  int discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  // Two renewals: three ACKs for the same address in all.
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) >= 3; }, 12000));
+  INFO(ReadFile(lab.ServerLog()));
+  // Renewals are unicast REQUESTs carrying the leased address (ciaddr).
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0) " + ip) >= 3);
+  CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
+  CHECK(lab.ServerCount("DHCPNAK") == 0);
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "renewing the lease"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: the same lease result as upstream's plugin and daemon, plus DNS", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer({"--dhcp-option=121,192.168.99.0/24,10.77.0.254,0.0.0.0/0,10.77.0.1"});
+  lab.StartDaemon();
+  if (!std::filesystem::exists(std::string(kUpstreamDir) + "/dhcp")) {
+    WARN("upstream's dhcp plugin is not installed");
+    return;
+  }
+  std::string up_socket = lab.dir.str() + "/upstream.sock";
+  Child upstream({std::string(kUpstreamDir) + "/dhcp", "daemon", "-socketpath", up_socket},
+                 lab.dir.str() + "/upstream.log");
+  REQUIRE(WaitFor([&] { return Listening(up_socket); }, 5000));
+  std::string c1 = fx.AddNetns("c1"), c2 = fx.AddNetns("c2");
+  // Upstream 1.1.1 speaks CNI up to 1.0.0.
+  auto at_1_0 = [](const std::string& conf) {
+    Json j = Json::parse(conf);
+    j["cniVersion"] = "1.0.0";
+    return j.dump();
+  };
+  // Upstream asks only for routers and subnet-mask by default (dnsmasq sends
+  // option 121 only to those who ask): both request it.
+  Json request = Json::array({{{"option", "121"}}});
+  std::string ours_conf = at_1_0(MacvlanConf(lab, {{"request", request}}));
+  std::string up_conf = at_1_0(MacvlanConf(lab, {{"request", request}, {"daemonSocketPath", up_socket}}));
+  cni::Result ours = MustResult(Mv("ADD", ours_conf, c1, "ctr1"));
+  cni::Result up = MustResult(CallPlugin("macvlan", "ADD", up_conf, c2, "ctr2", {.dir = kUpstreamDir}));
+  INFO(cni::ResultToJson(ours, "1.1.0")->dump() << "\n" << cni::ResultToJson(up, "1.1.0")->dump());
+  REQUIRE(ours.ips.size() == 1);
+  REQUIRE(up.ips.size() == 1);
+  CHECK(ours.ips[0].address.len() == up.ips[0].address.len());
+  CHECK(ours.ips[0].gateway == up.ips[0].gateway);
+  CHECK(ours.routes == up.routes);
+  CHECK(up.dns == cni::Dns());  // upstream leaves it empty
+  CHECK(ours.dns.nameservers == std::vector<std::string>{kServer});
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-4", "route"}), "192.168.99.0/24 via 10.77.0.254"));
+  MustSucceed(CallPlugin("macvlan", "DEL", up_conf, c2, "ctr2", {.dir = kUpstreamDir}));
+  MustSucceed(Mv("DEL", ours_conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(Addr(ours)) && !lab.ServerHasLease(Addr(up)); }, 3000));
+  upstream.Stop(SIGTERM);
+  lab.Finish({c1, c2});
+}
+
+TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep the address", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer({"--dhcp-option=option:T1,2s", "--dhcp-option=option:T2,5s"});
+  lab.StartDaemon({"-timeout", "1s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
+  std::string ack = "DHCPACK(srv0) " + ip + " ";
+  int discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  // The server's link address changes: unicast renewals (to the old one) are
+  // lost, the broadcast exchange at T2 reaches it.
+  MustExec(fx, lab.server_ns, {"ip", "link", "set", "srv0", "address", "02:00:00:00:77:01"});
+  int acks = lab.ServerCount(ack);
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPDISCOVER(srv0)") > discovers && lab.ServerCount(ack) > acks; },
+                12000));
+  INFO(ReadFile(lab.DaemonLog()));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "no DHCP reply to REQUEST (renewal)"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  // Renewals go to the new link address from then on: ACKs without DISCOVERs.
+  discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  acks = lab.ServerCount(ack);
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) >= acks + 2; }, 8000));
+  CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: a lease that cannot be renewed expires and takes the link down", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  MustResult(add);
+  // The daemon stops and the server goes away; when the daemon starts again
+  // its 2-minute lease has 4 s left (dnsmasq grants no shorter lease: the
+  // state file's "boundAt" is moved back instead of waiting).
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  state["leases"][0]["boundAt"] = static_cast<int64_t>(time(nullptr)) - 116;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "lease expired"); }, 10000));
+  INFO(ReadFile(lab.DaemonLog()));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  CHECK(!absl::StrContains(MustExec(fx, c1, {"ip", "link", "show", "eth0"}), ",UP"));
+  RunResult check = Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1");
+  CHECK(check.exit_code != 0);
+  CHECK(absl::StrContains(ErrorMessage(check), "expired"));
+  // An expired lease is not persisted; DEL forgets it.
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: two containers get different leases and reach each other (broadcast flag)", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon({"-broadcast"});  // the server broadcasts its OFFERs and ACKs
+  auto [c1, c2, conf, ip1, ip2] = AddTwo(fx, lab);
+  CHECK(ip1 != ip2);
+  CHECK(lab.ServerHasLease(ip1));
+  CHECK(lab.ServerHasLease(ip2));
+  CHECK(Ping(c1, A(ip2)));
+  CHECK(Ping(c2, A(ip1)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip1); }, 3000));
+  CHECK(lab.ServerHasLease(ip2));  // the other lease is untouched
+  MustSucceed(Mv("DEL", conf, c2, "ctr2"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip2); }, 3000));
+  lab.Finish({c1, c2});
+}
+
+TEST_CASE("dhcp: option 121 routes are applied, request and provide options go out", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer({"--dhcp-option=121,192.168.99.0/24,10.77.0.1,0.0.0.0/0,10.77.0.1"});
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(
+      lab, {{"priority", 300},
+            {"provide", Json::array({{{"option", "host-name"}, {"fromArg", "K8S_POD_NAME"}}})}});
+  RunResult add = CallPlugin("macvlan", "ADD", conf, c1, "ctr1", {.args = "IgnoreUnknown=1;K8S_POD_NAME=web-7"});
+  cni::Result r = MustResult(add);
+  REQUIRE(r.routes.size() == 2);
+  CHECK(r.routes[0].dst.ToString() == "192.168.99.0/24");
+  CHECK(r.routes[0].gw == A(kServer));
+  CHECK(r.routes[0].priority == 300);
+  CHECK(r.routes[1].dst.ToString() == "0.0.0.0/0");
+  std::string routes = MustExec(fx, c1, {"ip", "-4", "route", "show"});
+  INFO(routes);
+  CHECK(absl::StrContains(routes, "192.168.99.0/24 via 10.77.0.1 dev eth0 metric 300"));
+  CHECK(absl::StrContains(routes, "default via 10.77.0.1 dev eth0 metric 300"));
+  // The host name from CNI_ARGS reached the server (its lease file names it),
+  // and the request list asked for option 121.
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), " web-7 "));
+  CHECK(absl::StrContains(ReadFile(lab.ServerLog()), "121"));
+  MustSucceed(CallPlugin("macvlan", "DEL", conf, c1, "ctr1", {.args = "IgnoreUnknown=1;K8S_POD_NAME=web-7"}));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: no server answers: a clear error within the timeout, nothing left", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "4s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  auto start = std::chrono::steady_clock::now();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(add.exit_code != 0);
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "no DHCP reply to DISCOVER on \"eth0\""));
+  CHECK(took >= std::chrono::seconds(4));
+  CHECK(took < std::chrono::seconds(8));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  // The daemon keeps nothing for it.
+  RunResult check = CallPlugin("dhcp", "CHECK", conf, c1, "ctr1");
+  CHECK(absl::StrContains(ErrorMessage(check), "no lease"));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: the daemon not running is code 11 (STATUS 50)", "[netns][dhcp]") {
+  NetnsFixture fx;
+  TempDir dir;
+  std::string c1 = fx.AddNetns("c1");
+  MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "mst0p"});
+  Json ipam = {{"type", "dhcp"}, {"daemonSocketPath", dir.str() + "/dhcp.sock"}};
+  std::string conf =
+      Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "macvlan"}, {"master", "mst0"}, {"ipam", ipam}}
+          .dump();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "the dhcp daemon is not running"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  std::string ipam_conf = Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", ipam}}.dump();
+  CHECK(ErrorCode(CallPlugin("dhcp", "DEL", ipam_conf, c1, "ctr1")) == 11);
+  CHECK(ErrorCode(CallPlugin("dhcp", "STATUS", ipam_conf, "", "")) == 50);
+  TearDown(fx, {c1}, {"mst0"});
+}
+
+TEST_CASE("dhcp: a daemon killed and restarted renews the live leases and releases them on DEL",
+          "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  std::string ack = "DHCPACK(srv0) " + ip + " ";
+  CHECK(lab.ServerCount(ack) == 1);
+  int discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
+  CHECK(absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  lab.daemon->Stop(SIGKILL);
+  // While no daemon runs, the plugin says so.
+  CHECK(ErrorCode(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1")) == 11);
+  // A killed daemon leaves its socket file; the next one replaces it.
+  REQUIRE(std::filesystem::exists(lab.Socket()));
+  lab.daemon.reset();
+  lab.StartDaemon();
+  // The new daemon renews the persisted lease at once: same address.
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) == 2; }, 5000));
+  CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);  // renewed, not acquired anew
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  CHECK(Ping(c1, A(kServer)));
+  // A clean stop (SIGTERM) keeps the lease too; the socket goes away.
+  lab.daemon->Stop(SIGTERM);
+  CHECK_FALSE(std::filesystem::exists(lab.Socket()));
+  lab.StartDaemon();
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) == 3; }, 5000));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: GC releases stale leases and a lease whose namespace is gone is dropped", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  auto [c1, c2, conf, ip1, ip2] = AddTwo(fx, lab);
+  // GC with only ctr2 valid: ctr1's lease is released.
+  Json gc = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)},
+             {"cni.dev/valid-attachments", Json::array({{{"containerID", "ctr2"}, {"ifname", "eth0"}}})}};
+  MustSucceed(CallPlugin("dhcp", "GC", gc.dump(), "", "", {.ifname = ""}));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip1); }, 3000));
+  CHECK(lab.ServerHasLease(ip2));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  // The daemon holds nothing in the namespace: deleting it removes eth0 with it
+  // (a lease never keeps a container's namespace alive).
+  fx.DelNetns(c2);
+  lab.daemon->Stop(SIGTERM);
+  lab.StartDaemon();  // resumes ctr2, finds its namespace gone, drops it
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "attachment gone"); }, 5000));
+  CHECK(WaitFor([&] { return !absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr2\""); }, 3000));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: systemd socket activation", "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  // The listening socket, made as systemd's dhcp.socket would.
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string path = lab.dir.str() + "/activated.sock";
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(listen(fd, 16) == 0);
+  // -socketpath points elsewhere: the passed socket wins.
+  lab.daemon = std::make_unique<Child>(lab.DaemonArgv({}), lab.DaemonLog(), fd);
+  close(fd);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"daemonSocketPath", path}});
+  std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
+  CHECK(lab.ServerHasLease(ip));
+  CHECK_FALSE(std::filesystem::exists(lab.Socket()));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "listening on the socket systemd passed"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.daemon->Stop(SIGTERM);
+  CHECK(std::filesystem::exists(path));  // systemd's socket: not ours to remove
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: macvlan and bridge with dhcp through the runtime library", "[netns][dhcp][runtime]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // A bridge in the host with mst0 (the server's veth) as a port.
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "master", "br0"});
+  MustExec(fx, "", {"ip", "link", "set", "br0", "up"});
+  lab.StartServer();
+  lab.StartDaemon();
+  TempDir cache;
+  cni::runtime::Options o;
+  o.plugin_dirs = {PluginDir()};
+  o.cache_dir = cache.str();
+  cni::runtime::Runtime rt(o);
+  auto list_of = [&](const std::string& name, Json plugin) {
+    plugin["ipam"] = DhcpIpam(lab);
+    Json list = {{"cniVersion", "1.1.0"}, {"name", name}, {"plugins", Json::array({plugin})}};
+    auto parsed = cni::runtime::ConfListFromBytes(list.dump());
+    REQUIRE(parsed.ok());
+    return *parsed;
+  };
+  // macvlan cannot use a bridge port as master: its containers go on br0 itself.
+  auto mv = list_of("mvdhcp", {{"type", "macvlan"}, {"master", "br0"}});
+  auto br = list_of("brdhcp", {{"type", "bridge"}, {"bridge", "br0"}});
+  std::string c1 = fx.AddNetns("c1"), c2 = fx.AddNetns("c2");
+  auto att = [](const std::string& id, const std::string& netns) {
+    cni::runtime::RuntimeConf a;
+    a.container_id = id;
+    a.netns = netns;
+    a.ifname = "eth0";
+    return a;
+  };
+  cni::runtime::RuntimeConf a1 = att("ctr1", c1), a2 = att("ctr2", c2);
+  absl::StatusOr<Json> r1 = rt.AddNetworkList(mv, a1);
+  INFO((r1.ok() ? r1->dump() : r1.status().ToString()));
+  REQUIRE(r1.ok());
+  absl::StatusOr<Json> r2 = rt.AddNetworkList(br, a2);
+  INFO((r2.ok() ? r2->dump() : r2.status().ToString()));
+  REQUIRE(r2.ok());
+  cni::Result res1 = *cni::ParseResult(*r1), res2 = *cni::ParseResult(*r2);
+  std::string ip1 = Addr(res1), ip2 = Addr(res2);
+  CHECK(ip1 != ip2);
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(Ping(c2, A(kServer)));
+  CHECK(Ping(c1, A(ip2)));
+  CHECK(rt.CheckNetworkList(mv, a1).ok());
+  CHECK(rt.CheckNetworkList(br, a2).ok());
+  CHECK(rt.StatusNetworkList(br).ok());
+  CHECK(rt.DelNetworkList(mv, a1).ok());
+  CHECK(rt.DelNetworkList(br, a2).ok());
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip1) && !lab.ServerHasLease(ip2); }, 3000));
+  lab.Finish({c1, c2}, {"br0"});
+}

@@ -1,0 +1,65 @@
+// dhcp plugin configuration: request/provide options and CNI_ARGS. No root.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "cni/error.h"
+#include "config.h"
+#include "support/config_parse.h"
+
+namespace {
+
+using cni::dhcp::Config;
+
+absl::StatusOr<Config> Parse(const std::string& ipam, const std::string& cni_args = "") {
+  return cni::test::ParseConfig<Config>("macvlan", R"("ipam":{"type":"dhcp")" + ipam + "}", cni_args);
+}
+
+std::string Codes(std::initializer_list<int> b) {
+  std::string s;
+  for (int v : b) s.push_back(static_cast<char>(v));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("dhcp config: defaults", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse("");
+  REQUIRE(c.ok());
+  CHECK(c->socket_path == "/run/cni/dhcp.sock");
+  CHECK(c->parameter_list == Codes({3, 1, 6, 15, 33, 121}));
+  CHECK(c->provide.empty());
+  CHECK(c->priority == 0);
+}
+
+TEST_CASE("dhcp config: request, skipDefault and provide with fromArg", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse(
+      R"(,"daemonSocketPath":"/tmp/d.sock","priority":7,)"
+      R"("request":[{"option":"ntp-servers"},{"option":"routers"}],)"
+      R"("provide":[{"option":"host-name","value":"fixed","fromArg":"K8S_POD_NAME"},{"option":"60","value":"cni"}])",
+      "IgnoreUnknown=1;K8S_POD_NAME=web-1");
+  REQUIRE(c.ok());
+  CHECK(c->socket_path == "/tmp/d.sock");
+  CHECK(c->priority == 7);
+  CHECK(c->parameter_list == Codes({42, 3, 1, 6, 15, 33, 121}));
+  REQUIRE(c->provide.size() == 3);
+  CHECK(c->provide[0] == std::pair<uint8_t, std::string>{12, "fixed"});
+  CHECK(c->provide[1] == std::pair<uint8_t, std::string>{12, "web-1"});  // later: replaces the value when sent
+  CHECK(c->provide[2] == std::pair<uint8_t, std::string>{60, "cni"});
+
+  c = Parse(R"(,"request":[{"skipDefault":true,"option":"subnet-mask"}])");
+  REQUIRE(c.ok());
+  CHECK(c->parameter_list == Codes({1}));
+  c = Parse(R"(,"request":[{"skipDefault":true}])");
+  REQUIRE(c.ok());
+  CHECK(c->parameter_list.empty());
+}
+
+TEST_CASE("dhcp config: bad values", "[dhcp]") {
+  CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":"bogus"}])").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"provide":[{"option":"host-name","value":")" + std::string(256, 'a') + "\"}]").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"provide":[{"option":"host-name","fromArg":"X"}])", "X=" + std::string(256, 'a')).status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"request":{"option":"routers"})").status()) == 6);
+  CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":3}])").status()) == 6);
+  CHECK(cni::CodeOf(Parse(R"(,"priority":"high")").status()) == 6);
+}
