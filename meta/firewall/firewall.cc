@@ -137,12 +137,7 @@ PluginFuncs Funcs() {
                                                    {.del = Del, .gc = Gc});
 }
 
-std::vector<std::string> SupportedVersions() {
-  std::vector<std::string> out;
-  for (const std::string& v : AllVersions()) {
-    if (VersionAtLeast(v, "0.4.0")) out.push_back(v);  // upstream's range: CHECK exists
-  }
-  return out;
-}
+// Upstream's range: CHECK exists.
+std::vector<std::string> SupportedVersions() { return VersionsFrom("0.4.0"); }
 
 }  // namespace cni::firewall

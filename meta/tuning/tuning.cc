@@ -193,10 +193,9 @@ absl::Status Del(const CmdArgs& args, const BackupDir& dir) {
   RETURN_IF_ERROR(backup);
   // No backup (perhaps only a killed writer's temporary file), no namespace:
   // nothing left to restore, only files to remove.
-  if (!*backup || args.netns.empty()) return RemoveBackup(path);
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (absl::IsNotFound(ns.status())) return RemoveBackup(path);
-  RETURN_IF_ERROR(ns);
+  if (!*backup) return RemoveBackup(path);
+  ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
+  if (!ns) return RemoveBackup(path);
   // On failure the file stays: a later DEL may succeed.
   RETURN_IF_ERROR(ns->Run([&] { return RestoreHere(args, **backup); }));
   return RemoveBackup(path);

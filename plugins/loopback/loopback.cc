@@ -80,10 +80,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
 absl::Status Del(const CmdArgs& args) {
   // Nothing to undo without a namespace, or when it is already gone.
-  if (args.netns.empty()) return absl::OkStatus();
-  absl::StatusOr<net::Netns> ns = net::Netns::Open(args.netns);
-  if (absl::IsNotFound(ns.status())) return absl::OkStatus();
-  RETURN_IF_ERROR(ns);
+  ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
+  if (!ns) return absl::OkStatus();
   ASSIGN_OR_RETURN(Lo lo, OpenLo(*ns));
   return net::SetLinkDown(lo.sock, lo.link);
 }

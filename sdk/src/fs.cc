@@ -1,6 +1,7 @@
 #include "cni/fs.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,14 @@ absl::StatusOr<UniqueFd> OpenFile(const std::string& path, int flags, mode_t mod
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   if (fd < 0) return IoError("opening", path, errno);
   return UniqueFd(fd);
+}
+
+absl::StatusOr<UniqueFd> LockFile(const std::string& path) {
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return IoError("locking", path, errno);
+  }
+  return fd;
 }
 
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view name) {

@@ -284,6 +284,14 @@ const std::vector<std::string>& AllVersions() {
   return *kAll;
 }
 
+std::vector<std::string> VersionsFrom(absl::string_view oldest) {
+  std::vector<std::string> out;
+  for (const std::string& v : AllVersions()) {
+    if (VersionAtLeast(v, oldest)) out.push_back(v);
+  }
+  return out;
+}
+
 absl::StatusOr<SemVer> ParseVersion(absl::string_view v) {
   if (v.empty()) return SemVer{0, 1, 0};
   // Upstream (pkg/version ParseVersion) also accepts "1" and "1.0": missing

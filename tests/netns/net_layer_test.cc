@@ -24,9 +24,11 @@
 #include "cni/net/netns.h"
 #include "cni/net/qdisc.h"
 #include "cni/net/route.h"
+#include "cni/net/rule.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 
 namespace {
 
@@ -428,6 +430,94 @@ TEST_CASE("routes: add, replace, delete, list, tables, multipath", "[netns]") {
   CHECK(absl::IsNotFound(missing));
   MustOk(DeleteRoute(s, ecmp));
   CHECK(absl::IsNotFound(DeleteRoute(s, ecmp)));
+}
+
+// Two routes that differ only by their device (a default route through each
+// of two interfaces) are two routes: a listing keyed like libnl's cache
+// (destination, table, metric) kept only one of them.
+TEST_CASE("routes: one destination through two links lists both, PathsThrough picks a link's", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns();
+  Netns ns = Must(Netns::Open(path));
+  cni::test::MustExec(fx, path, {"ip", "link", "add", "la", "type", "veth", "peer", "name", "lb"});
+  cni::test::MustExecLines(fx, path,
+                           "ip link set la up\nip link set lb up\n"
+                           "ip addr add 10.2.0.2/24 dev la\nip addr add 10.3.0.2/24 dev lb\n"
+                           "ip route add default via 10.2.0.1 dev la\n"
+                           "ip route append default via 10.3.0.1 dev lb\n"
+                           "ip -6 addr add fd00:2::2/64 dev la nodad\nip -6 addr add fd00:3::2/64 dev lb nodad\n"
+                           "ip -6 route add default via fd00:2::1 dev la\n"
+                           "ip -6 route append default via fd00:3::1 dev lb");
+  NetlinkSocket s = Must(NetlinkSocket::OpenIn(ns));
+  int la = Must(LinkByName(s, "la")).index;
+  int lb = Must(LinkByName(s, "lb")).index;
+  std::vector<RouteSpec> main = Must(ListRoutes(s));
+  int v4_defaults = 0;
+  for (const RouteSpec& r : main) v4_defaults += r.dst == P("0.0.0.0/0") ? 1 : 0;
+  CHECK(v4_defaults == 2);
+
+  // IPv6: one route with a path through each link; PathsThrough splits it.
+  std::vector<RouteSpec> via_la = PathsThrough(main, la);
+  std::vector<IpAddress> gws;
+  for (const RouteSpec& r : via_la) {
+    CHECK(r.ifindex == la);
+    CHECK(r.multipath.empty());
+    if (r.dst.len() == 0 && r.gw) gws.push_back(*r.gw);
+  }
+  CHECK(std::count(gws.begin(), gws.end(), A("10.2.0.1")) == 1);
+  CHECK(std::count(gws.begin(), gws.end(), A("fd00:2::1")) == 1);
+  CHECK(std::count(gws.begin(), gws.end(), A("10.3.0.1")) == 0);
+  CHECK(std::count(gws.begin(), gws.end(), A("fd00:3::1")) == 0);
+  for (const RouteSpec& r : PathsThrough(main, lb)) CHECK(r.ifindex == lb);
+  fx.DelNetns(path);
+}
+
+TEST_CASE("rules: add, list, delete, IPv4 and IPv6, tables above 255", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns();
+  NetlinkSocket s = Must(NetlinkSocket::OpenIn(Must(Netns::Open(path))));
+  RuleSpec v4{.family = Family::kV4, .src = P("10.2.0.2/32"), .table = 100};
+  RuleSpec v6{.family = Family::kV6, .src = P("fd00:2::2/128"), .table = 300};
+  MustOk(AddRule(s, v4));
+  MustOk(AddRule(s, v6));
+  RuleSpec pinned{.family = Family::kV4, .dst = P("192.168.0.0/16"), .table = 7, .priority = 1000};
+  MustOk(AddRule(s, pinned));
+  absl::Status dup = AddRule(s, pinned);
+  CHECK(absl::IsAlreadyExists(dup));
+  CHECK(absl::StrContains(dup.message(), "adding rule \"from all to 192.168.0.0/16 lookup 7 pref 1000\""));
+
+  std::string text = cni::test::MustExec(fx, path, {"ip", "rule"});
+  INFO(text);
+  CHECK(absl::StrContains(text, "from 10.2.0.2 lookup 100"));
+  CHECK(absl::StrContains(text, "1000:\tfrom all to 192.168.0.0/16 lookup 7"));
+  CHECK(absl::StrContains(cni::test::MustExec(fx, path, {"ip", "-6", "rule"}), "from fd00:2::2 lookup 300"));
+
+  std::vector<RuleSpec> rules = Must(ListRules(s));
+  auto find = [&](const RuleSpec& want) -> std::optional<RuleSpec> {
+    for (const RuleSpec& r : rules) {
+      if (r.family == want.family && r.src == want.src && r.dst == want.dst && r.table == want.table) return r;
+    }
+    return std::nullopt;
+  };
+  REQUIRE(find(v4).has_value());
+  CHECK(find(v4)->priority.has_value());
+  CHECK(find(v4)->protocol == 0);
+  REQUIRE(find(v6).has_value());
+  REQUIRE(find(pinned).has_value());
+  CHECK(find(pinned)->priority == 1000u);
+  // The kernel's own: main (254) and local (255) lookups.
+  CHECK(find(RuleSpec{.family = Family::kV4, .table = 254}).has_value());
+  for (const RuleSpec& r : Must(ListRules(s, Family::kV6))) CHECK(r.family == Family::kV6);
+
+  MustOk(DeleteRule(s, v4));
+  CHECK(absl::IsNotFound(DeleteRule(s, v4)));
+  MustOk(DeleteRule(s, *find(v6)));
+  MustOk(DeleteRule(s, pinned));
+  rules = Must(ListRules(s));
+  CHECK_FALSE(find(v4).has_value());
+  CHECK_FALSE(find(v6).has_value());
+  CHECK_FALSE(find(pinned).has_value());
+  fx.DelNetns(path);
 }
 
 TEST_CASE("sysctls are read and written inside the namespace only", "[netns]") {

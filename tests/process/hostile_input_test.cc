@@ -18,7 +18,7 @@ using cni::test::RunResult;
 
 const std::vector<std::string>& Plugins() {
   static const std::vector<std::string> all = {"bridge", "ptp",    "macvlan", "ipvlan",  "vlan",     "loopback",
-                                               "host-local", "static", "tuning",  "portmap", "bandwidth"};
+                                               "host-local", "static", "tuning",  "portmap", "bandwidth", "sbr", "vrf"};
   return all;
 }
 

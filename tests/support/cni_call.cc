@@ -24,6 +24,12 @@ RunResult CallPlugin(absl::string_view name, const std::string& command, const s
   return RunPlugin(name, call, options.dir);
 }
 
+CallOptions OnInterface(const std::string& ifname) {
+  CallOptions o;
+  o.ifname = ifname;
+  return o;
+}
+
 std::string WithPrevResult(const std::string& conf, const std::string& add_out) {
   Json j = Json::parse(conf);
   j["prevResult"] = Json::parse(add_out);

@@ -25,6 +25,8 @@ struct CallOptions {
   std::vector<std::string> env;  // further "K=V" variables
 };
 
+// Options with CNI_IFNAME `ifname` (a container's second interface).
+CallOptions OnInterface(const std::string& ifname);
 // Runs plugin `name` with CNI_COMMAND=command, CNI_CONTAINERID=id and
 // CNI_NETNS=netns (each left unset when empty) and `conf` on stdin.
 RunResult CallPlugin(absl::string_view name, const std::string& command, const std::string& conf,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "support/cni_call.h"
 #include "support/run.h"
 
@@ -24,6 +25,14 @@ std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std
   INFO(absl::StrJoin(argv, " ") << ": " << r.err);
   REQUIRE(r.exit_code == 0);
   return r.out;
+}
+
+void MustExecLines(const NetnsFixture& fx, const std::string& netns, const std::string& lines) {
+  for (absl::string_view line : absl::StrSplit(lines, '\n', absl::SkipWhitespace())) {
+    std::vector<std::string> argv;
+    for (absl::string_view w : absl::StrSplit(line, ' ', absl::SkipEmpty())) argv.emplace_back(w);
+    MustExec(fx, netns, argv);
+  }
 }
 
 Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::string& name) {

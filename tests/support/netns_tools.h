@@ -19,6 +19,10 @@ namespace cni::test {
 // succeed (naming the command and its stderr if not) and returns its stdout.
 std::string MustExec(const NetnsFixture& fx, const std::string& netns, const std::vector<std::string>& argv);
 
+// MustExec of each line of `lines` (one command per line, words split on
+// spaces, no quoting), in order.
+void MustExecLines(const NetnsFixture& fx, const std::string& netns, const std::string& lines);
+
 // Whether iptables is iptables-nft here (what the plugins' netlink paths for
 // iptables need); says so (a Catch warning) when it is not.
 bool IptablesNft(const NetnsFixture& fx);

@@ -1,5 +1,6 @@
 // The namespace/netlink layer without root: the exact requests it builds, its
 // error mapping and its input checks. No message is sent to the kernel.
+#include <linux/fib_rules.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -20,6 +21,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/net/rule.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
 #include "support/run.h"
@@ -247,4 +249,37 @@ TEST_CASE("host veth names are veth + 8 hex digits", "[net]") {
   CHECK(absl::StartsWith(a, "veth"));
   CHECK(a.find_first_not_of("0123456789abcdef", 4) == std::string::npos);
   CHECK(a != b);
+}
+
+TEST_CASE("rule requests: the table in the header below 256, always in FRA_TABLE, source prefix", "[net]") {
+  RuleSpec small{.family = Family::kV4, .src = P("10.1.2.3/32"), .table = 100};
+  NlMsgPtr add = Must(BuildRuleRequest(small, RuleOp::kAdd));
+  nlmsghdr* h = nlmsg_hdr(add.get());
+  CHECK(h->nlmsg_type == RTM_NEWRULE);
+  CHECK((h->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL)) == (NLM_F_CREATE | NLM_F_EXCL));
+  const auto* frh = static_cast<const fib_rule_hdr*>(nlmsg_data(h));
+  CHECK(frh->family == AF_INET);
+  CHECK(frh->action == FR_ACT_TO_TBL);
+  CHECK(frh->table == 100);
+  CHECK(frh->src_len == 32);
+  Attrs a = TopAttrs(add.get(), sizeof(fib_rule_hdr));
+  REQUIRE(a.Find(FRA_TABLE) != nullptr);
+  CHECK(nla_get_u32(a.Find(FRA_TABLE)) == 100u);
+  REQUIRE(a.Find(FRA_SRC) != nullptr);
+  CHECK(nla_len(a.Find(FRA_SRC)) == 4);
+  CHECK(a.Find(FRA_PRIORITY) == nullptr);  // the kernel picks one
+  CHECK(a.Find(FRA_PROTOCOL) == nullptr);  // unspec, as upstream's rules
+
+  RuleSpec big{.family = Family::kV6, .src = P("fd00::5/128"), .table = 5001, .priority = 300};
+  NlMsgPtr del = Must(BuildRuleRequest(big, RuleOp::kDelete));
+  h = nlmsg_hdr(del.get());
+  CHECK(h->nlmsg_type == RTM_DELRULE);
+  frh = static_cast<const fib_rule_hdr*>(nlmsg_data(h));
+  CHECK(frh->family == AF_INET6);
+  CHECK(frh->table == RT_TABLE_UNSPEC);
+  a = TopAttrs(del.get(), sizeof(fib_rule_hdr));
+  CHECK(nla_get_u32(a.Find(FRA_TABLE)) == 5001u);
+  CHECK(nla_get_u32(a.Find(FRA_PRIORITY)) == 300u);
+  CHECK(nla_len(a.Find(FRA_SRC)) == 16);
+  CHECK(big.ToString() == "from fd00::5/128 lookup 5001 pref 300");
 }

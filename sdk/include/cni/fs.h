@@ -55,6 +55,12 @@ absl::Status IoError(absl::string_view op, absl::string_view name, int err);
 // open(2) with O_CLOEXEC added; a failure is IoError("opening", path, errno).
 absl::StatusOr<UniqueFd> OpenFile(const std::string& path, int flags, mode_t mode = 0);
 
+// Opens `path` read-only and takes an exclusive flock(2) on it, waiting for
+// a holder to let go; the lock lasts until the returned descriptor is closed.
+// Serialises plugin runs that change one shared object (sbr locks the
+// container's namespace file, as upstream does). Failures are code 5.
+absl::StatusOr<UniqueFd> LockFile(const std::string& path);
+
 // Writes all of `data`, past short writes and EINTR.
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view name);
 

@@ -19,6 +19,10 @@ inline constexpr absl::string_view kCurrentVersion = "1.1.0";
 // Every version this SDK speaks, oldest first.
 const std::vector<std::string>& AllVersions();
 
+// The supported versions from `oldest` on (a plugin whose upstream starts
+// later, e.g. firewall at 0.4.0, vrf at 0.3.1), oldest first.
+std::vector<std::string> VersionsFrom(absl::string_view oldest);
+
 // A CNI version number.
 struct SemVer {
   int major = 0, minor = 0, patch = 0;  // "major.minor.patch"

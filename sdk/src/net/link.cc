@@ -12,6 +12,7 @@
 #include "cni/error.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
+#include "link_on_master.h"
 #include "nl_convert.h"
 
 namespace cni::net {
@@ -285,12 +286,7 @@ absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
   RtnlLinkPtr link(rtnl_link_alloc());
   if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   if (int rc = rtnl_link_set_type(link.get(), "dummy"); rc < 0) return NlError(rc, what);
-  std::string n(name);
-  rtnl_link_set_name(link.get(), n.c_str());
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildCreateRequest(link.get(), std::string(name), what));
   return sock.Transact(msg.get(), what);
 }
 
@@ -299,15 +295,11 @@ absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
   RtnlLinkPtr link(rtnl_link_alloc());
   if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   if (int rc = rtnl_link_set_type(link.get(), "ifb"); rc < 0) return NlError(rc, what);
-  rtnl_link_set_name(link.get(), spec.name.c_str());
   if (spec.mtu > 0) rtnl_link_set_mtu(link.get(), static_cast<unsigned>(spec.mtu));
   // IFLA_TXQLEN is always sent: upstream creates its ifb with a queue length of 0.
   rtnl_link_set_txqlen(link.get(), static_cast<unsigned>(spec.txqlen));
   rtnl_link_set_flags(link.get(), IFF_UP);
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildCreateRequest(link.get(), spec.name, what));
   RETURN_IF_ERROR(sock.Transact(msg.get(), what));
   if (spec.alias.empty()) return absl::OkStatus();
   // The kernel ignores IFLA_IFALIAS when creating a link: set it afterwards.

@@ -24,6 +24,15 @@ absl::StatusOr<NlMsgPtr> BuildLinkOnMasterRequest(rtnl_link* link, const LinkOnM
   return msg;
 }
 
+absl::StatusOr<NlMsgPtr> BuildCreateRequest(rtnl_link* link, const std::string& name, absl::string_view what) {
+  rtnl_link_set_name(link, name.c_str());
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_add_request(link, NLM_F_CREATE | NLM_F_EXCL, &raw);
+  NlMsgPtr msg(raw);
+  if (rc < 0) return NlError(rc, what);
+  return msg;
+}
+
 absl::StatusOr<RtnlLinkPtr> GetLinkObject(NetlinkSocket& sock, int index, absl::string_view what) {
   rtnl_link* raw = nullptr;
   int rc = rtnl_link_get_kernel(sock.get(), index, nullptr, &raw);

@@ -26,6 +26,10 @@ struct LinkOnMaster {
 absl::StatusOr<NlMsgPtr> BuildLinkOnMasterRequest(rtnl_link* link, const LinkOnMaster& common,
                                                   absl::string_view what);
 
+// Names `link` (allocated with its kind and kind data) and builds its create
+// request (NLM_F_CREATE | NLM_F_EXCL), for links with no master: dummy, ifb, vrf.
+absl::StatusOr<NlMsgPtr> BuildCreateRequest(rtnl_link* link, const std::string& name, absl::string_view what);
+
 // The link `index` as libnl reads it, for the kind readers (MacvlanModeOf...).
 absl::StatusOr<RtnlLinkPtr> GetLinkObject(NetlinkSocket& sock, int index, absl::string_view what);
 

@@ -75,6 +75,14 @@ absl::StatusOr<Netns> Netns::Open(absl::string_view path) {
   return FromFd(std::move(fd), std::move(p));
 }
 
+absl::StatusOr<std::optional<Netns>> OpenNetnsForTeardown(absl::string_view path) {
+  if (path.empty()) return std::nullopt;
+  absl::StatusOr<Netns> ns = Netns::Open(path);
+  if (absl::IsNotFound(ns.status())) return std::nullopt;
+  if (!ns.ok()) return ns.status();
+  return std::optional<Netns>(*std::move(ns));
+}
+
 absl::StatusOr<Netns> Netns::Current() {
   // thread-self, not self: the namespace is a per-thread property.
   return Open("/proc/thread-self/ns/net");

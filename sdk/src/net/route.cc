@@ -2,6 +2,7 @@
 
 #include <linux/rtnetlink.h>
 #include <netlink/cache.h>
+#include <netlink/msg.h>
 #include <netlink/route/nexthop.h>
 #include <netlink/route/route.h>
 
@@ -55,6 +56,7 @@ absl::StatusOr<RtnlRoutePtr> Build(const RouteSpec& r, RouteOp op, absl::string_
     RtnlNexthopPtr nh(rtnl_route_nh_alloc());
     if (!nh) return oom();
     if (p.ifindex != 0) rtnl_route_nh_set_ifindex(nh.get(), p.ifindex);
+    if (r.onlink && r.multipath.empty()) rtnl_route_nh_set_flags(nh.get(), RTNH_F_ONLINK);
     if (p.gw) {
       NlAddrPtr gw = ToNlAddr(*p.gw);
       if (!gw) return oom();
@@ -137,6 +139,7 @@ RouteSpec SpecOf(rtnl_route* route) {
     if (n == 1) {
       r.gw = p.gw;
       r.ifindex = p.ifindex;
+      r.onlink = (rtnl_route_nh_get_flags(nh) & RTNH_F_ONLINK) != 0;
     } else {
       r.multipath.push_back(p);
     }
@@ -159,6 +162,7 @@ std::string RouteSpec::ToString() const {
   if (table != 0 && table != RT_TABLE_MAIN) absl::StrAppend(&s, " table ", table);
   if (scope) absl::StrAppend(&s, " scope ", *scope);
   if (priority) absl::StrAppend(&s, " metric ", *priority);
+  if (onlink) absl::StrAppend(&s, " onlink");
   return s;
 }
 
@@ -171,6 +175,25 @@ bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifi
     if (matches(p.gw, p.ifindex)) return true;
   }
   return false;
+}
+
+std::vector<RouteSpec> PathsThrough(const std::vector<RouteSpec>& routes, int ifindex) {
+  std::vector<RouteSpec> out;
+  for (const RouteSpec& r : routes) {
+    if (r.multipath.empty()) {
+      if (r.ifindex == ifindex) out.push_back(r);
+      continue;
+    }
+    for (const Nexthop& p : r.multipath) {
+      if (p.ifindex != ifindex) continue;
+      RouteSpec one = r;
+      one.multipath.clear();
+      one.gw = p.gw;
+      one.ifindex = p.ifindex;
+      out.push_back(std::move(one));
+    }
+  }
+  return out;
 }
 
 absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route) {
@@ -194,25 +217,38 @@ absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op) {
 }
 
 absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const RouteFilter& filter) {
-  int family = filter.family ? AfOf(*filter.family) : AF_UNSPEC;
-  auto alloc = [family](nl_sock* sk, nl_cache** out) {
-    return rtnl_route_alloc_cache(sk, family, 0, out);
-  };
-  ASSIGN_OR_RETURN(NlCachePtr cache, sock.Dump(alloc, "listing routes"));
+  const char* what = "listing routes";
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtmsg rtm{};
+  rtm.rtm_family = static_cast<unsigned char>(filter.family ? AfOf(*filter.family) : AF_UNSPEC);
+  if (int rc = nlmsg_append(msg.get(), &rtm, sizeof(rtm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  // Each message is parsed on its own, not through a libnl cache: the cache
+  // keys routes by destination, table and metric only, and keeps one of two
+  // routes that differ by device (fe80::/64 on two links, a default route
+  // through each of two interfaces).
   std::vector<RouteSpec> out;
-  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
-    auto* route = reinterpret_cast<rtnl_route*>(o);
-    int f = rtnl_route_get_family(route);
-    if (f != AF_INET && f != AF_INET6) continue;
-    if (filter.table && static_cast<int>(rtnl_route_get_table(route)) != *filter.table) continue;
-    RouteSpec r = SpecOf(route);
+  auto each = [&](nlmsghdr* h) {
+    if (h->nlmsg_type != RTM_NEWROUTE) return true;
+    const auto* m = static_cast<const rtmsg*>(nlmsg_data(h));
+    if (m->rtm_family != AF_INET && m->rtm_family != AF_INET6) return true;
+    if (m->rtm_flags & RTM_F_CLONED) return true;  // cached clones are not routes
+    rtnl_route* raw = nullptr;
+    if (rtnl_route_parse(h, &raw) < 0) return true;
+    RtnlRoutePtr route(raw);
+    if (filter.table && static_cast<int>(rtnl_route_get_table(route.get())) != *filter.table) return true;
+    RouteSpec r = SpecOf(route.get());
     if (filter.ifindex != 0) {
       bool through = r.ifindex == filter.ifindex;
       for (const Nexthop& p : r.multipath) through = through || p.ifindex == filter.ifindex;
-      if (!through) continue;
+      if (!through) return true;
     }
     out.push_back(std::move(r));
-  }
+    return true;
+  };
+  RETURN_IF_ERROR(sock.Exchange(msg.get(),
+                                NlExchange{.until = NlAnswer::kDump, .each = each, .restart = [&out] { out.clear(); }},
+                                what));
   return out;
 }
 

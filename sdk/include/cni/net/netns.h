@@ -92,6 +92,11 @@ class Netns {
   ino_t ino_ = 0;
 };
 
+// DEL's way into the container: the namespace at `path`, or nullopt when
+// `path` is empty or names a namespace that is gone (nothing is left to undo
+// there). Any other failure to open it is an error.
+absl::StatusOr<std::optional<Netns>> OpenNetnsForTeardown(absl::string_view path);
+
 // The cookie of the calling thread's network namespace: a 64-bit number the
 // kernel gives each namespace and never gives another until reboot (unlike the
 // nsfs inode, which is reused once the namespace is gone). State that belongs

@@ -41,6 +41,9 @@ struct RouteSpec {
   // route can be removed).
   std::optional<int> protocol;
   int type = 0;                      // RTN_*; 0: unicast
+  // RTNH_F_ONLINK on the single path: the gateway is on the link even though
+  // no route says so.
+  bool onlink = false;
 
   std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 254 metric 100"
   // Field-wise equality (unset and explicit defaults differ).
@@ -52,6 +55,13 @@ struct RouteSpec {
 // not 0). IPv6 routes to one destination through two devices are one
 // multipath route, so a check for "default via X" must look at every path.
 bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifindex = 0);
+
+// The paths of `routes` through link `ifindex`, each as a single-path route
+// (gw and ifindex set, multipath empty; every other field kept). A multipath
+// route gives only its paths through `ifindex`: the others belong to other
+// links (an IPv6 default route of a container on two networks is one route
+// with a path through each). Routes with no path through it are left out.
+std::vector<RouteSpec> PathsThrough(const std::vector<RouteSpec>& routes, int ifindex);
 
 // Adds a route; an identical one already present is absl::AlreadyExists.
 absl::Status AddRoute(NetlinkSocket& sock, const RouteSpec& route);

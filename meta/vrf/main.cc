@@ -1,0 +1,6 @@
+#include "cni/skel.h"
+#include "vrf.h"
+
+int main() {
+  return cni::PluginMain(cni::vrf::Funcs(), {cni::vrf::Versions(), cni::AboutLine("vrf")});
+}
