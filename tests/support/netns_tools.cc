@@ -4,7 +4,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -45,6 +47,12 @@ void TearDown(NetnsFixture& fx, const std::vector<std::string>& netns,
               const std::vector<std::string>& host_links) {
   for (const std::string& ns : netns) fx.DelNetns(ns);
   for (const std::string& l : host_links) fx.Exec("", {"ip", "link", "del", l});
+  // The kernel destroys a deleted namespace later, on a work queue, and the
+  // host ends of its veths go only then: on a busy machine that can take a
+  // while. Given 5 s; anything still there after that is a leftover.
+  for (int i = 0; i < 50 && !fx.Leftovers().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   CHECK(fx.Leftovers().empty());
 }
 

@@ -36,7 +36,8 @@ Json LinkJson(const NetnsFixture& fx, const std::string& netns, const std::strin
 
 // The end of a test: deletes the namespaces `netns`, then the host links
 // `host_links` (that DEL keeps, e.g. a bridge; missing ones are fine), then
-// CHECKs that nothing is left over.
+// CHECKs that nothing is left over (after giving the kernel up to 5 s to
+// destroy the namespaces, which it does on a work queue).
 void TearDown(NetnsFixture& fx, const std::vector<std::string>& netns,
               const std::vector<std::string>& host_links = {});
 
