@@ -13,14 +13,21 @@
 // assumes it already knows the state).
 //
 //   cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]
+//             [--bridge NAME] [--rules N]
 //   scenarios: exec, bridge-add, veth-del, ptp-add, tuning, bandwidth-add,
-//              ifb-del, nft-add, nft-del
+//              ifb-del, nft-add, nft-del, nft-chain-add
 // Runs in the caller's network namespace (the bench's private one); `--netns`
 // is the container namespace. Prints "<scenario> <median microseconds>".
+// --bridge: bridge-add and veth-del attach to that existing bridge (one a
+// bench has filled with other containers' ports, scripts/bench.d/chains)
+// instead of a fresh one of their own, so the floor is measured on a full
+// node. --rules N: nft-add and nft-del find N other rules in their chain,
+// nft-chain-add N other chains (a node's other containers'): see there.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/exec.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/iptables_nft_encoding.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
@@ -64,8 +72,9 @@ IpPrefix Prefix(const char* text) { return Value(IpPrefix::Parse(text), text); }
 IpAddress Address(const char* text) { return Value(IpAddress::Parse(text), text); }
 
 struct Options {
-  std::string scenario, netns, noop;
+  std::string scenario, netns, noop, bridge;
   int iterations = 100;
+  int rules = 0;
 };
 
 // One round: `setup` and `teardown` untimed, `body` timed.
@@ -103,13 +112,20 @@ void Sysctls(const Netns& ns, std::vector<std::pair<std::string, std::string>> k
 // bridge ADD with a static address and a default route: the pair, the
 // port, the container's sysctls, its address and route. The bridge and its
 // gateway address exist already (the steady state of a node).
-Scenario BridgeAdd(const Options& o, const Netns& container) {
+// The bridge to attach to: --bridge's, or a fresh one with its gateway.
+LinkInfo FloorBridge(const Options& o) {
   NetlinkSocket hs = Value(NetlinkSocket::Open(), "host socket");
+  if (!o.bridge.empty()) return Value(cni::net::LinkByName(hs, o.bridge), "--bridge");
   Check(cni::net::DeleteLinkByNameIfExists(hs, "cnifloor0"), "old bridge");
   cni::net::BridgeSpec spec;
   spec.name = "cnifloor0";
   LinkInfo br = Value(cni::net::EnsureBridge(hs, spec), "bridge");
   Check(cni::net::AddAddress(hs, br.index, Prefix("10.31.0.1/24")), "gateway address");
+  return br;
+}
+
+Scenario BridgeAdd(const Options& o, const Netns& container) {
+  const LinkInfo br = FloorBridge(o);
   Scenario s;
   s.body = [&o, &container, br] {
     Netns ns = Value(Netns::Open(o.netns), "open netns");
@@ -154,9 +170,18 @@ Scenario PtpAdd(const Options& o, const Netns& container) {
 }
 
 // bridge or ptp DEL: the container's veth deleted (its peer goes with it).
+// With --bridge its host end is a port of that bridge, as bridge DEL finds it.
 Scenario VethDel(const Options& o, const Netns& container) {
+  std::optional<LinkInfo> br;
+  if (!o.bridge.empty()) br = FloorBridge(o);
   Scenario s;
-  s.setup = [&container] { MakeVeth(container); };
+  s.setup = [&container, br] {
+    cni::net::VethPair pair = MakeVeth(container);
+    if (!br.has_value()) return;
+    NetlinkSocket hs = Value(NetlinkSocket::Open(), "host socket");
+    LinkInfo port = Value(cni::net::LinkByIndex(hs, pair.host_index), "host end");
+    Check(cni::net::SetLinkMaster(hs, port, br->index), "enslave");
+  };
   s.body = [&o] {
     Netns ns = Value(Netns::Open(o.netns), "open netns");
     NetlinkSocket cs = Value(NetlinkSocket::OpenIn(ns), "container socket");
@@ -238,32 +263,23 @@ Scenario IfbDel(const Netns& container) {
   return s;
 }
 
-// portmap or firewall: one netfilter transaction of two rules (a mapping's
-// DNAT and masquerade, or firewall's two FORWARD rules) into chains that
-// exist, with the handles echoed; nft-del deletes them by handle. Both
+// firewall (and portmap's rules): one netfilter transaction of firewall's
+// two rules for an address, in iptables-nft's encoding, appended to a base
+// chain on the forward hook, with the handles echoed; nft-del deletes them by
+// handle. The chain is a base chain because the kernel validates, on every
+// commit that adds a rule with an xtables expression or a verdict, each rule
+// reachable from the table's base chains (nft_table_validate): with --rules N
+// the chain holds N other rules, as CNI-FORWARD holds two per container. Both
 // include the socket's close, where the kernel waits for deleted rules.
+namespace ipt_nft = cni::fw::iptables_nft;
+using cni::fw::NftFamily;
+using cni::fw::NftRuleSpec;
 std::vector<cni::fw::NftRule> added_rules;
 
-void AddTwoRules() {
-  using cni::fw::NftBatch;
-  using cni::fw::NftFamily;
-  using cni::fw::NftRuleSpec;
+void CommitAdding(cni::fw::NftBatch& b) {
   NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
-  NftBatch b;
-  b.AddRule(NftFamily::kIp, "cni_floor", "forward",
-            NftRuleSpec().DestAddress(Prefix("10.88.0.5/32")).CtRelatedEstablished().Accept()
-                .Comment("floor"));
-  b.AddRule(NftFamily::kIp, "cni_floor", "forward",
-            NftRuleSpec().SourceAddress(Prefix("10.88.0.5/32")).Accept().Comment("floor"));
   added_rules.clear();
   Check(b.Commit(nl, &added_rules), "commit");
-}
-
-void MakeTable() {
-  cni::fw::NftBatch b;
-  b.AddTable(cni::fw::NftFamily::kIp, "cni_floor");
-  b.AddChain(cni::fw::NftFamily::kIp, "cni_floor", "forward");
-  Check(b.Commit(), "table");
 }
 void DeleteAdded() {
   NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
@@ -271,19 +287,93 @@ void DeleteAdded() {
   for (const auto& r : added_rules) b.DeleteRule(r);
   Check(b.Commit(nl), "delete rules");
 }
+IpPrefix OtherAddress(int i) { return Prefix(absl::StrCat("10.89.", i / 250, ".", i % 250 + 1, "/32").c_str()); }
 
-Scenario NftAdd() {
-  MakeTable();
+void AddTwoRules() {
+  cni::fw::NftBatch b;
+  b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptEstablishedTo(Prefix("10.88.0.5/32")));
+  b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptFrom(Prefix("10.88.0.5/32")));
+  CommitAdding(b);
+}
+
+// The table and its base chain, with exactly `others` rules in it.
+void MakeFilterTable(int others) {
+  cni::fw::NftBatch b;
+  b.AddTable(NftFamily::kIp, "cni_floor");
+  b.AddChain(NftFamily::kIp, "cni_floor", "forward", cni::fw::NftHook{.type = "filter", .hook = "forward"});
+  b.FlushChain(NftFamily::kIp, "cni_floor", "forward");  // a run before this one's
+  for (int i = 0; i < others; ++i) {
+    b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptFrom(OtherAddress(i)));
+  }
+  Check(b.Commit(), "table");
+}
+
+Scenario NftAdd(const Options& o) {
+  MakeFilterTable(o.rules);
   Scenario s;
   s.body = AddTwoRules;
   s.teardown = DeleteAdded;
   return s;
 }
-Scenario NftDel() {
-  MakeTable();
+Scenario NftDel(const Options& o) {
+  MakeFilterTable(o.rules);
   Scenario s;
   s.setup = AddTwoRules;
   s.body = DeleteAdded;
+  return s;
+}
+
+// bridge's ipMasq and portmap's mapping: a chain of the container's own,
+// its rules (ipMasq's two), and a jump to it from a base chain of the nat
+// table, in one transaction. With --rules N the base chain already jumps to
+// N such chains (ipMasq's and portmap's, one each per container), all of
+// which the commit's validation walks. Its base chain is not iptables-nft's
+// POSTROUTING, so that a namespace's own nat table is never touched.
+// Named "nat": xtables NAT targets refuse any other table (nft_compat hands
+// the table's name to x_tables). The bench runs in a namespace of its own.
+constexpr char kNatTable[] = "nat";
+std::string OwnChain(int i) { return absl::StrCat("floor-", i); }
+void AddMasqChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix& address) {
+  b.AddChain(NftFamily::kIp, kNatTable, chain);
+  b.AddRule(NftFamily::kIp, kNatTable, chain,
+            ipt_nft::AddressesCommented({.dest = Prefix("10.88.0.0/16")}, "floor").Accept());
+  NftRuleSpec masq = ipt_nft::AddressesCommented({.dest = Prefix("224.0.0.0/4"), .dest_negated = true}, "floor");
+  b.AddRule(NftFamily::kIp, kNatTable, chain, std::move(ipt_nft::Masquerade(masq, false)));
+  b.AddRule(NftFamily::kIp, kNatTable, "floor-postrouting",
+            ipt_nft::AddressesCommented({.source = address}, "floor").Jump(chain));
+}
+void MakeNatTable(int others) {
+  cni::fw::NftBatch b;
+  b.AddTable(NftFamily::kIp, kNatTable);
+  b.AddChain(NftFamily::kIp, kNatTable, "floor-postrouting",
+             cni::fw::NftHook{.type = "nat", .hook = "postrouting", .priority = 100});
+  Check(b.Commit(), "nat table");
+  NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
+  const int kPerCommit = 200;  // keeps each batch well inside a socket buffer
+  for (int first = 0; first < others; first += kPerCommit) {
+    cni::fw::NftBatch fill;
+    for (int i = first; i < std::min(others, first + kPerCommit); ++i) AddMasqChain(fill, OwnChain(i), OtherAddress(i));
+    Check(fill.Commit(nl), "other chains");
+  }
+}
+
+Scenario NftChainAdd(const Options& o) {
+  MakeNatTable(o.rules);
+  Scenario s;
+  s.body = [] {
+    cni::fw::NftBatch b;
+    AddMasqChain(b, "floor-probe", Prefix("10.88.0.5/32"));
+    CommitAdding(b);
+  };
+  s.teardown = [] {
+    cni::fw::NftBatch b;
+    for (const auto& r : added_rules) {
+      if (r.chain == "floor-postrouting") b.DeleteRule(r);
+    }
+    b.FlushChain(NftFamily::kIp, kNatTable, "floor-probe");
+    b.DeleteChain(NftFamily::kIp, kNatTable, "floor-probe");
+    Check(b.Commit(), "delete the probe's chain");
+  };
   return s;
 }
 
@@ -309,6 +399,8 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     if (k == "--netns") o.netns = v;
     else if (k == "--iterations") o.iterations = std::stoi(v);
     else if (k == "--noop") o.noop = v;
+    else if (k == "--bridge") o.bridge = v;
+    else if (k == "--rules") o.rules = std::stoi(v);
     else return false;
   }
   return !o.netns.empty();
@@ -319,7 +411,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, o)) {
-    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]\n");
+    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH] [--bridge NAME] [--rules N]\n");
     return 2;
   }
   Netns container = Value(Netns::Open(o.netns), "container netns");
@@ -331,8 +423,9 @@ int main(int argc, char** argv) {
   else if (o.scenario == "tuning") s = Tuning(o, container);
   else if (o.scenario == "bandwidth-add") s = BandwidthAdd(container);
   else if (o.scenario == "ifb-del") s = IfbDel(container);
-  else if (o.scenario == "nft-add") s = NftAdd();
-  else if (o.scenario == "nft-del") s = NftDel();
+  else if (o.scenario == "nft-add") s = NftAdd(o);
+  else if (o.scenario == "nft-del") s = NftDel(o);
+  else if (o.scenario == "nft-chain-add") s = NftChainAdd(o);
   else {
     std::fprintf(stderr, "cni_floor: unknown scenario %s\n", o.scenario.c_str());
     return 2;
