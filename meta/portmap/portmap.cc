@@ -62,22 +62,17 @@ absl::Status Teardown(LazyNetfilter& nf, const TeardownConfig& c, const std::str
   return st;
 }
 
-// The host interface whose route reaches `ip` (longest prefix in the main
-// table), "" when none: localhost traffic DNATed to the container crosses it,
-// so it needs route_localnet=1 (127/8 may not otherwise leave lo).
+// The host interface the kernel routes `ip` through, "" when none: localhost
+// traffic DNATed to the container crosses it, so it needs route_localnet=1
+// (127/8 may not otherwise leave lo). One route lookup, as upstream's
+// RouteGet: a dump of the routes would grow with every container of a ptp
+// node (a host route each).
 std::string RoutableHostInterface(const net::IpAddress& ip) {
   absl::StatusOr<net::NetlinkSocket> sock = net::NetlinkSocket::Open();
   if (!sock.ok()) return "";
-  absl::StatusOr<std::vector<net::RouteSpec>> routes = net::ListRoutes(*sock, {.family = ip.family()});
-  if (!routes.ok()) return "";
-  int best_len = -1, ifindex = 0;
-  for (const net::RouteSpec& r : *routes) {
-    if (r.ifindex == 0 || !r.dst.Contains(ip) || r.dst.len() <= best_len) continue;
-    best_len = r.dst.len();
-    ifindex = r.ifindex;
-  }
-  if (ifindex == 0) return "";
-  absl::StatusOr<net::LinkInfo> link = net::LinkByIndex(*sock, ifindex);
+  absl::StatusOr<int> ifindex = net::RouteOutputInterface(*sock, ip);
+  if (!ifindex.ok() || *ifindex == 0) return "";
+  absl::StatusOr<net::LinkInfo> link = net::LinkByIndex(*sock, *ifindex);
   return link.ok() ? link->name : "";
 }
 

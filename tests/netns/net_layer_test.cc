@@ -753,3 +753,26 @@ TEST_CASE("qdiscs: one GET answers for the root and the ingress qdisc, built-in 
   // The socket still works after answers without a reply.
   CHECK(Must(GetQdisc(p.host, idx, kTcRoot)).has_value());
 }
+
+TEST_CASE("routes: one lookup names the interface the kernel would send through", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  MustOk(SetLinkUp(p.host, p.host_link));
+  MustOk(SetLinkUp(p.ctr, p.ctr_link));
+  MustOk(AddAddress(p.host, p.host_link.index, P("10.77.0.1/16")));
+  MustOk(AddAddress(p.host, p.host_link.index, P("fd00:77::1/64"), AddressOptions{IFA_F_NODAD, false}));
+  LinkInfo lo = Must(LinkByName(p.host, "lo"));
+  MustOk(SetLinkUp(p.host, lo));
+  // A more specific route through another link wins, as in the kernel's lookup.
+  MustOk(AddRoute(p.host, RouteSpec{.dst = P("10.77.5.0/24"), .ifindex = lo.index}));
+  CHECK(Must(RouteOutputInterface(p.host, A("10.77.9.9"))) == p.host_link.index);
+  CHECK(Must(RouteOutputInterface(p.host, A("10.77.5.9"))) == lo.index);
+  CHECK(Must(RouteOutputInterface(p.host, A("fd00:77::5"))) == p.host_link.index);
+  // No route (the private namespace has no default): the kernel's errno.
+  absl::StatusOr<int> none = RouteOutputInterface(p.host, A("192.0.2.1"));
+  REQUIRE_FALSE(none.ok());
+  CHECK(cni::ErrnoOf(none.status()) == ENETUNREACH);
+  // The socket still answers afterwards.
+  CHECK(Must(RouteOutputInterface(p.host, A("10.77.0.2"))) == p.host_link.index);
+}

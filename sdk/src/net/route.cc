@@ -252,4 +252,26 @@ absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const Rou
   return out;
 }
 
+absl::StatusOr<int> RouteOutputInterface(NetlinkSocket& sock, const IpAddress& dst) {
+  const std::string what = absl::StrCat("looking up the route to ", dst.ToString());
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  rtmsg rtm{};
+  rtm.rtm_family = static_cast<unsigned char>(AfOf(dst.family()));
+  rtm.rtm_dst_len = static_cast<unsigned char>(dst.bit_length());
+  if (int rc = nlmsg_append(msg.get(), &rtm, sizeof(rtm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  if (int rc = nla_put(msg.get(), RTA_DST, dst.byte_length(), dst.data()); rc < 0) return NlError(rc, what);
+  int oif = 0;
+  NlExchange how{.until = NlAnswer::kOne, .each = [&oif](nlmsghdr* h) {
+                   std::array<nlattr*, RTA_MAX + 1> tb{};
+                   if (h->nlmsg_type == RTM_NEWROUTE &&
+                       nlmsg_parse(h, sizeof(rtmsg), tb.data(), RTA_MAX, nullptr) == 0 && tb[RTA_OIF] != nullptr) {
+                     oif = static_cast<int>(nla_get_u32(tb[RTA_OIF]));
+                   }
+                   return false;
+                 }};
+  RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
+  return oif;
+}
+
 }  // namespace cni::net

@@ -96,4 +96,10 @@ struct RouteFilter {
 absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock,
                                                   const RouteFilter& filter = {});
 
+// The interface the kernel would send a packet to `dst` out of (a route
+// lookup, as `ip route get DST`: rules and tables applied, one answer
+// whatever the size of the tables). 0 when the answer names no interface;
+// an error with the kernel's errno (ENETUNREACH, ...) when there is no route.
+absl::StatusOr<int> RouteOutputInterface(NetlinkSocket& sock, const IpAddress& dst);
+
 }  // namespace cni::net
