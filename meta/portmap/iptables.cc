@@ -194,9 +194,17 @@ std::optional<NatState> FromKernel(LazyNetfilter& nf, bool v6, const std::string
     failed = failed || !r.ok();
     return r.ok() ? *r : std::vector<fw::NftRule>{};
   };
+  // Whether `from` jumps to `to`. The first rules are looked at first: the
+  // jump into CNI-HOSTPORT-MASQ is inserted at the top of POSTROUTING, where
+  // ipMasq appends one jump per container, so reading the whole chain would
+  // grow with the node. Only when the jump is not among them (another tool
+  // inserted rules above it since, or it is missing) is the chain read whole.
   auto jumps = [&](const char* from, const char* to) {
-    std::vector<fw::NftRule> r = rules(from);
-    return std::any_of(r.begin(), r.end(), [to](const fw::NftRule& x) { return x.jump == to; });
+    auto has_jump = [to](const std::vector<fw::NftRule>& r) {
+      return std::any_of(r.begin(), r.end(), [to](const fw::NftRule& x) { return x.jump == to; });
+    };
+    constexpr size_t kFirstRules = 16;
+    return has_jump(rules(from, kFirstRules)) || has_jump(rules(from));
   };
   NatState s;
   s.has_set_mark = has(kSetMark);

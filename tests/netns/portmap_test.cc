@@ -599,6 +599,39 @@ TEST_CASE("portmap: with iptables-nft the jumps into each container's chain are 
   CHECK(Records(kIptRecords).empty());
 }
 
+TEST_CASE("portmap: the masquerade jump is found below other tools' rules and never added twice",
+          "[netns][portmap]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  Shared s(fx, "iptables");
+  auto masq_jumps = [&fx] {
+    return LinesWith(fx.Exec("", {"iptables-save", "-t", "nat"}).out, "CNI portfwd requiring masquerade").size();
+  };
+  s.Must("ADD", 1);
+  REQUIRE(masq_jumps() == 1);
+  // ADD reads POSTROUTING's first rules for the jump: with it there, one
+  // more ADD adds none.
+  s.Must("ADD", 2);
+  CHECK(masq_jumps() == 1);
+  // Another tool puts 20 rules above it: ADD then reads the whole chain.
+  for (int i = 1; i <= 20; ++i) {
+    MustSucceed(fx.Exec("", {"iptables", "-t", "nat", "-I", "POSTROUTING", "1", "-s",
+                             absl::StrCat("192.0.2.", i), "-j", "RETURN"}),
+                "another tool's rule");
+  }
+  s.Must("ADD", 3);
+  CHECK(masq_jumps() == 1);
+  // And with the jump gone, ADD puts it back at the top.
+  MustSucceed(fx.Exec("", {"iptables", "-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment",
+                           "CNI portfwd requiring masquerade", "-j", "CNI-HOSTPORT-MASQ"}),
+              "jump deleted");
+  s.Must("ADD", 4);
+  CHECK(masq_jumps() == 1);
+  CHECK(absl::StrContains(fx.Exec("", {"iptables", "-t", "nat", "-S", "POSTROUTING", "1"}).out,
+                          "CNI-HOSTPORT-MASQ"));
+  for (int i = 1; i <= 4; ++i) s.Must("DEL", i);
+}
+
 TEST_CASE("portmap: DEL and GC remove the temporary record files a killed ADD left", "[netns][portmap]") {
   NetnsFixture fx;
   std::string backend = GENERATE(as<std::string>{}, "nftables", "iptables");
