@@ -2,6 +2,7 @@
 
 #include <linux/if_addr.h>
 #include <linux/if_bridge.h>
+#include <linux/ip.h>
 
 #include <chrono>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
+#include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -73,14 +75,6 @@ VlanPlan PlanVlans(const Config& config) {
 
 namespace {
 
-
-// Writes "1" unless already there: writing ip_forward resets per-interface
-// settings in the kernel, so an unneeded write is not harmless.
-absl::Status EnsureSysctlOn(absl::string_view key) {
-  absl::StatusOr<std::string> value = net::ReadSysctlHere(key);
-  if (value.ok() && *value == "1") return absl::OkStatus();
-  return net::WriteSysctlHere(key, "1");
-}
 
 // Enslaves `port` to `bridge` and gives it its flags and VLANs.
 absl::Status ConnectPort(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
@@ -183,19 +177,20 @@ absl::Status WaitForwarding(net::NetlinkSocket& sock, const net::LinkInfo& port)
                                           ")"));
 }
 
-// Container sysctls, best effort as upstream (IPv6 may be disabled). One
-// thread in the namespace for all of them.
-void ContainerSysctls(const net::Netns& ns, absl::string_view ifname, bool enable_dad) {
+// Container sysctls, best effort as upstream (IPv6 may be disabled):
+// arp_notify through rtnetlink (cni/net/devconf.h), IPv6's DAD settings,
+// which rtnetlink cannot write, on one thread in the namespace.
+void ContainerSysctls(const net::Netns& container, net::NetlinkSocket& container_sock, int ifindex,
+                      absl::string_view ifname, bool enable_dad) {
+  (void)net::SetIpv4DevConf(container_sock, ifindex, IPV4_DEVCONF_ARP_NOTIFY, 1);
   const std::string v6 = absl::StrCat("net/ipv6/conf/", ifname, "/");
-  const std::string arp = absl::StrCat("net/ipv4/conf/", ifname, "/arp_notify");
-  (void)ns.Run([&]() -> absl::Status {
+  (void)container.Run([&]() -> absl::Status {
     if (enable_dad) {
       (void)net::WriteSysctlHere(v6 + "enhanced_dad", "1");
       (void)net::WriteSysctlHere(v6 + "accept_dad", "1");
     } else {
       (void)net::WriteSysctlHere(v6 + "accept_dad", "0");
     }
-    (void)net::WriteSysctlHere(arp, "1");
     return absl::OkStatus();
   });
 }
@@ -247,6 +242,7 @@ absl::StatusOr<net::LinkInfo> ConnectHostVeth(net::NetlinkSocket& sock, const ne
 absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const CmdArgs& args,
                                                                       const Config& config,
                                                                       Namespaces& ns,
+                                                                      int container_index,
                                                                       const Result& ipam,
                                                                       Result& result) {
   result.ips = ipam.ips;
@@ -257,7 +253,7 @@ absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const Cmd
   // gateway addresses go onto the bridge for good: a result that cannot be
   // printed there must fail now (IpamLease::Commit checks the final one too).
   RETURN_IF_ERROR(CheckPrintableAt(result, args.conf), "bridge: IPAM result");
-  ContainerSysctls(ns.container, args.ifname, config.enable_dad);
+  ContainerSysctls(ns.container, ns.container_sock, container_index, args.ifname, config.enable_dad);
   net::ConfigureOptions opts;
   opts.enable_dad = config.enable_dad;
   RETURN_IF_ERROR(net::ConfigureInterface(ns.container_sock, args.ifname, result, opts), "bridge");
@@ -276,11 +272,11 @@ absl::StatusOr<net::LinkInfo> GatewayLink(Namespaces& ns, const net::LinkInfo& b
 }
 
 // Forwarding on for the families of the gateways.
-absl::Status EnableForwarding(const std::vector<net::IpPrefix>& gateways) {
+absl::Status EnableForwarding(net::NetlinkSocket& host_sock, const std::vector<net::IpPrefix>& gateways) {
   bool v4 = false, v6 = false;
   for (const net::IpPrefix& gw : gateways) (gw.is_v4() ? v4 : v6) = true;
-  if (v4) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv4/ip_forward"));
-  if (v6) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv6/conf/all/forwarding"));
+  if (v4) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV4));
+  if (v6) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV6));
   return absl::OkStatus();
 }
 
@@ -305,7 +301,7 @@ absl::StatusOr<bool> SetUpGateways(Namespaces& ns, const net::LinkInfo& br, cons
     result.interfaces[kBridgeIndex].mac = br.mac.ToString();
     pinned = true;
   }
-  RETURN_IF_ERROR(EnableForwarding(gateways));
+  RETURN_IF_ERROR(EnableForwarding(ns.host_sock, gateways));
   return pinned;
 }
 
@@ -406,7 +402,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     lease.emplace(std::move(acquired));
     RETURN_IF_ERROR(lease->RequireAddresses(), "bridge");
     ASSIGN_OR_RETURN(std::vector<net::IpPrefix> gateways,
-                     ConfigureContainerAddresses(args, config, ns, lease->result(), result));
+                     ConfigureContainerAddresses(args, config, ns, pair.container_index, lease->result(), result));
     ASSIGN_OR_RETURN(bridge_mac_pinned, SetUpGateways(ns, br, config, gateways, result));
   }
 

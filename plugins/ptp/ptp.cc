@@ -16,11 +16,11 @@
 #include "cni/invoke.h"
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
+#include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-#include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
@@ -94,21 +94,13 @@ absl::Status RequireFreeIfname(net::NetlinkSocket& csock, absl::string_view ifna
   return absl::AlreadyExistsError(absl::StrCat("container veth name \"", ifname, "\" already exists"));
 }
 
-// Writes "1" unless it is already there: writing ip_forward resets several
-// per-interface settings in the kernel, so an unneeded write is not harmless.
-absl::Status EnsureSysctlOn(absl::string_view key) {
-  absl::StatusOr<std::string> value = net::ReadSysctlHere(key);
-  if (value.ok() && *value == "1") return absl::OkStatus();
-  return net::WriteSysctlHere(key, "1");
-}
-
 // The host forwards between the container veths and everything else. The
 // plugin runs in the host namespace, so no namespace switch is needed.
-absl::Status EnableForwarding(const Result& ipam) {
+absl::Status EnableForwarding(net::NetlinkSocket& host_sock, const Result& ipam) {
   bool v4 = false, v6 = false;
   for (const IpConfig& ip : ipam.ips) (ip.address.is_v4() ? v4 : v6) = true;
-  if (v4) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv4/ip_forward"));
-  if (v6) RETURN_IF_ERROR(EnsureSysctlOn("net/ipv6/conf/all/forwarding"));
+  if (v4) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV4));
+  if (v6) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV6));
   return absl::OkStatus();
 }
 
@@ -192,7 +184,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // Every return before lease.Commit releases the address again.
   ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
   RETURN_IF_ERROR(ValidateIpamResult(lease, args.conf));
-  RETURN_IF_ERROR(EnableForwarding(lease.result()), "ptp: enabling IP forwarding");
+  RETURN_IF_ERROR(EnableForwarding(hsock, lease.result()), "ptp: enabling IP forwarding");
 
   ASSIGN_OR_RETURN(net::VethPair pair,
                    net::SetupVeth(csock, hsock, args.ifname, config.mtu, std::nullopt));

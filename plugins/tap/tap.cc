@@ -1,6 +1,7 @@
 #include "tap.h"
 
 #include <fcntl.h>
+#include <linux/ip.h>
 #include <sys/stat.h>
 
 #include <optional>
@@ -15,11 +16,11 @@
 #include "cni/invoke.h"
 #include "cni/ipam_lease.h"
 #include "cni/net/check.h"
+#include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-#include "cni/net/sysctl.h"
 #include "cni/net/teardown.h"
 #include "cni/net/tuntap.h"
 #include "cni/net/veth.h"
@@ -133,7 +134,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     lease.emplace(std::move(acquired));
     RETURN_IF_ERROR(lease->RequireAddresses(), "tap");
     lease->CopyInto(result, kContainerIndex);
-    (void)net::WriteSysctl(container, absl::StrCat("net/ipv4/conf/", args.ifname, "/arp_notify"), "1");
+    (void)net::SetIpv4DevConf(csock, link.index, IPV4_DEVCONF_ARP_NOTIFY, 1);
     RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result), "tap");
   }
   if (config.dns) result.dns = *config.dns;

@@ -1,5 +1,7 @@
 #include "cni/sublink.h"
 
+#include <linux/ip.h>
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,9 +14,9 @@
 #include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/check.h"
+#include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/route.h"
-#include "cni/net/sysctl.h"
 #include "cni/net/teardown.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
@@ -78,12 +80,15 @@ Interface ContainerInterface(const net::LinkInfo& link, const net::Netns& contai
 }
 
 // Gives the link the result's addresses and routes (and brings it up).
-absl::Status ConfigureAddresses(net::NetlinkSocket& csock, const net::Netns& container,
-                                absl::string_view ifname, const Result& result,
+absl::Status ConfigureAddresses(net::NetlinkSocket& csock, absl::string_view ifname, const Result& result,
                                 absl::string_view plugin) {
   // Announce the address when the link comes up (neighbours may have the
   // MAC of a previous holder cached).
-  (void)net::WriteSysctl(container, absl::StrCat("net/ipv4/conf/", ifname, "/arp_notify"), "1");
+  // (Through rtnetlink: no thread in the namespace, and no /proc/sys/net
+  // lookup, which grows with the namespaces on the node; cni/net/devconf.h.)
+  if (absl::StatusOr<net::LinkInfo> link = net::LinkByName(csock, ifname); link.ok()) {
+    (void)net::SetIpv4DevConf(csock, link->index, IPV4_DEVCONF_ARP_NOTIFY, 1);
+  }
   RETURN_IF_ERROR(net::ConfigureInterface(csock, ifname, result), plugin);
   return absl::OkStatus();
 }
@@ -157,7 +162,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
     // Layer 2 only: no addresses, just up.
     RETURN_IF_ERROR(net::SetLinkUp(csock, link), spec.plugin);
   } else {
-    RETURN_IF_ERROR(ConfigureAddresses(csock, container, args.ifname, result, spec.plugin));
+    RETURN_IF_ERROR(ConfigureAddresses(csock, args.ifname, result, spec.plugin));
   }
   if (spec.dns) result.dns = *spec.dns;
 

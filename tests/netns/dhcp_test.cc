@@ -223,8 +223,16 @@ struct Lab {
     for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
     return n;
   }
+  // dnsmasq rewrites its lease file in place (rewind, ftruncate, write): a
+  // read in between sees it empty. An empty file is read again for up to
+  // 200 ms before it is believed (it is empty for real once no lease is left).
   bool ServerHasLease(const std::string& ip) const {
-    return absl::StrContains(ReadFile(Leases()), " " + ip + " ");
+    std::string leases = ReadFile(Leases());
+    for (int i = 0; i < 20 && leases.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      leases = ReadFile(Leases());
+    }
+    return absl::StrContains(leases, " " + ip + " ");
   }
 };
 

@@ -2,6 +2,7 @@
 // Every test case starts with a NetnsFixture: all kernel work happens in a
 // private host namespace and container namespaces created inside it.
 #include <linux/if_addr.h>
+#include <linux/ip.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "cni/error.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
+#include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -775,4 +777,37 @@ TEST_CASE("routes: one lookup names the interface the kernel would send through"
   CHECK(cni::ErrnoOf(none.status()) == ENETUNREACH);
   // The socket still answers afterwards.
   CHECK(Must(RouteOutputInterface(p.host, A("10.77.0.2"))) == p.host_link.index);
+}
+
+TEST_CASE("devconf: IPv4 settings and forwarding through rtnetlink agree with /proc/sys", "[netns]") {
+  NetnsFixture fx;
+  Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
+  Pair p = MakePair(ctr_ns);
+  auto sysctl = [&ctr_ns](const std::string& key) { return Must(ReadSysctl(ctr_ns, key)); };
+  const std::string conf = "net/ipv4/conf/ve-ctr/";
+  REQUIRE(sysctl(conf + "arp_notify") == "0");
+  REQUIRE(sysctl(conf + "route_localnet") == "0");
+  MustOk(SetIpv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ARP_NOTIFY, 1));
+  MustOk(SetIpv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ROUTE_LOCALNET, 1));
+  CHECK(sysctl(conf + "arp_notify") == "1");
+  CHECK(sysctl(conf + "route_localnet") == "1");
+  // Only that interface: the host end keeps its defaults.
+  CHECK(Must(ReadSysctlHere("net/ipv4/conf/ve-host/arp_notify")) == "0");
+  MustOk(SetIpv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ARP_NOTIFY, 0));
+  CHECK(sysctl(conf + "arp_notify") == "0");
+  // A setting id the kernel does not have is refused.
+  CHECK_FALSE(SetIpv4DevConf(p.ctr, p.ctr_link.index, 4096, 1).ok());
+
+  // Forwarding, read and turned on, in the container's namespace (a fresh
+  // one starts with both families off).
+  for (Family f : {Family::kV4, Family::kV6}) {
+    const std::string key = f == Family::kV4 ? "net/ipv4/ip_forward" : "net/ipv6/conf/all/forwarding";
+    REQUIRE(sysctl(key) == "0");
+    CHECK_FALSE(Must(ForwardingEnabled(p.ctr, f)));
+    MustOk(ctr_ns.Run([&] { return EnsureForwarding(p.ctr, f); }));
+    CHECK(sysctl(key) == "1");
+    CHECK(Must(ForwardingEnabled(p.ctr, f)));
+    MustOk(ctr_ns.Run([&] { return EnsureForwarding(p.ctr, f); }));  // already on: no write
+    CHECK(sysctl(key) == "1");
+  }
 }

@@ -1,0 +1,35 @@
+// IP settings of a namespace through rtnetlink instead of /proc/sys/net.
+//
+// Why: a lookup under /proc/sys/net compares one dentry per network namespace
+// that has used the same name, so on a node with 1,000 containers each open
+// there costs ~1 ms (5 us on an idle node), on every call. rtnetlink answers
+// these in constant time. Settings rtnetlink cannot write (IPv6's per-interface
+// ones, turning forwarding on) still go through cni/net/sysctl.h.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni/net/ip.h"
+#include "cni/net/netlink.h"
+
+namespace cni::net {
+
+// net.ipv4.conf.<interface>.<setting> = value for the interface `ifindex` of
+// the socket's namespace; `setting` is an IPV4_DEVCONF_* id of <linux/ip.h>
+// (IPV4_DEVCONF_ARP_NOTIFY, IPV4_DEVCONF_ROUTE_LOCALNET, ...). The kernel
+// records it as set, as a sysctl write does.
+absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint32_t value);
+
+// Whether forwarding is on for the whole namespace (net.ipv4.ip_forward,
+// net.ipv6.conf.all.forwarding), read with RTM_GETNETCONF.
+absl::StatusOr<bool> ForwardingEnabled(NetlinkSocket& sock, Family family);
+
+// Turns it on unless it is on already: writing ip_forward resets several
+// per-interface settings in the kernel, so an unneeded write is not harmless.
+// The socket and the calling thread must be in the same namespace (the
+// write goes through /proc/sys, which has no rtnetlink counterpart).
+absl::Status EnsureForwarding(NetlinkSocket& sock, Family family);
+
+}  // namespace cni::net
