@@ -80,15 +80,13 @@ Interface ContainerInterface(const net::LinkInfo& link, const net::Netns& contai
 }
 
 // Gives the link the result's addresses and routes (and brings it up).
-absl::Status ConfigureAddresses(net::NetlinkSocket& csock, absl::string_view ifname, const Result& result,
+absl::Status ConfigureAddresses(net::NetlinkSocket& csock, int ifindex, absl::string_view ifname, const Result& result,
                                 absl::string_view plugin) {
   // Announce the address when the link comes up (neighbours may have the
   // MAC of a previous holder cached).
   // (Through rtnetlink: no thread in the namespace, and no /proc/sys/net
   // lookup, which grows with the namespaces on the node; cni/net/devconf.h.)
-  if (absl::StatusOr<net::LinkInfo> link = net::LinkByName(csock, ifname); link.ok()) {
-    (void)net::SetIpv4DevConf(csock, link->index, IPV4_DEVCONF_ARP_NOTIFY, 1);
-  }
+  (void)net::SetIpv4DevConf(csock, ifindex, IPV4_DEVCONF_ARP_NOTIFY, 1);
   RETURN_IF_ERROR(net::ConfigureInterface(csock, ifname, result), plugin);
   return absl::OkStatus();
 }
@@ -162,7 +160,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
     // Layer 2 only: no addresses, just up.
     RETURN_IF_ERROR(net::SetLinkUp(csock, link), spec.plugin);
   } else {
-    RETURN_IF_ERROR(ConfigureAddresses(csock, args.ifname, result, spec.plugin));
+    RETURN_IF_ERROR(ConfigureAddresses(csock, link.index, args.ifname, result, spec.plugin));
   }
   if (spec.dns) result.dns = *spec.dns;
 
