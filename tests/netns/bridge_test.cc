@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
+#include "cni/net/sysctl.h"
 #include "cni/types.h"
 #include "cni/version.h"
 #include "support/cni_call.h"
@@ -567,5 +568,23 @@ TEST_CASE("bridge: the bridge has its own MAC, unlike any port's, and keeps it a
     MustSucceed(Call("DEL", conf(i), ns[i == 3 ? 0 : i], absl::StrCat("ctr", i)));
   }
   CHECK(bridge_mac() == mac);  // even with no port left
+  TearDown(fx, ns, {"br0"});
+}
+
+TEST_CASE("bridge: the bridge takes no router advertisements, put back on each ADD", "[netns][bridge]") {
+  NetnsFixture fx;
+  std::vector<std::string> ns = {fx.AddNetns("c1"), fx.AddNetns("c2")};
+  auto conf = [&](int i) { return BrConf("1.0.0", StaticIpam(absl::StrCat("10.56.0.", 10 + i, "/24"))); };
+  // The test's own namespace is the plugins' host namespace.
+  const std::string key = "net/ipv6/conf/br0/accept_ra";
+  auto accept_ra = [&] { return cni::net::ReadSysctlHere(key).value_or("unreadable"); };
+  MustResult(Call("ADD", conf(0), ns[0], "ctr0"));
+  CHECK(accept_ra() == "0");
+  // Somebody turns it back on: the next ADD sets it again, as upstream's does.
+  REQUIRE(cni::net::WriteSysctlHere(key, "2").ok());
+  REQUIRE(accept_ra() == "2");
+  MustResult(Call("ADD", conf(1), ns[1], "ctr1"));
+  CHECK(accept_ra() == "0");
+  for (int i = 0; i < 2; ++i) MustSucceed(Call("DEL", conf(i), ns[i], absl::StrCat("ctr", i)));
   TearDown(fx, ns, {"br0"});
 }

@@ -3,6 +3,7 @@
 // private host namespace and container namespaces created inside it.
 #include <linux/if_addr.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sys/stat.h>
@@ -779,7 +780,7 @@ TEST_CASE("routes: one lookup names the interface the kernel would send through"
   CHECK(Must(RouteOutputInterface(p.host, A("10.77.0.2"))) == p.host_link.index);
 }
 
-TEST_CASE("devconf: IPv4 settings and forwarding through rtnetlink agree with /proc/sys", "[netns]") {
+TEST_CASE("devconf: IPv4 and IPv6 settings and forwarding through rtnetlink agree with /proc/sys", "[netns]") {
   NetnsFixture fx;
   Netns ctr_ns = Must(Netns::Open(fx.AddNetns()));
   Pair p = MakePair(ctr_ns);
@@ -795,8 +796,32 @@ TEST_CASE("devconf: IPv4 settings and forwarding through rtnetlink agree with /p
   CHECK(Must(ReadSysctlHere("net/ipv4/conf/ve-host/arp_notify")) == "0");
   MustOk(SetIpv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ARP_NOTIFY, 0));
   CHECK(sysctl(conf + "arp_notify") == "0");
+  // Read back from the link, and what /proc/sys wrote too.
+  CHECK(Must(Ipv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ARP_NOTIFY)) == 0);
+  CHECK(Must(Ipv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ROUTE_LOCALNET)) == 1);
+  MustOk(WriteSysctl(ctr_ns, conf + "route_localnet", "0"));
+  MustOk(WriteSysctl(ctr_ns, conf + "rp_filter", "2"));
+  CHECK(Must(Ipv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_ROUTE_LOCALNET)) == 0);
+  CHECK(Must(Ipv4DevConf(p.ctr, p.ctr_link.index, IPV4_DEVCONF_RP_FILTER)) == 2);
+  CHECK(absl::IsNotFound(Ipv4DevConf(p.ctr, p.ctr_link.index, 4096).status()));
   // A setting id the kernel does not have is refused.
   CHECK_FALSE(SetIpv4DevConf(p.ctr, p.ctr_link.index, 4096, 1).ok());
+
+  // IPv6 settings are read from the link (and written through /proc/sys).
+  const std::string conf6 = "net/ipv6/conf/ve-ctr/";
+  for (const std::string value : {"0", "2", "1"}) {
+    MustOk(WriteSysctl(ctr_ns, conf6 + "accept_ra", value));
+    CHECK(Must(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_RA)) == std::stoi(value));
+  }
+  MustOk(WriteSysctl(ctr_ns, conf6 + "accept_dad", "0"));
+  CHECK(Must(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_DAD)) == 0);
+  CHECK(Must(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_RA)) == 1);  // the other one kept
+  // Past the kernel's settings, or on an interface without IPv6 (an MTU
+  // below IPv6's 1280 takes it away): NotFound.
+  CHECK(absl::IsNotFound(Ipv6DevConf(p.ctr, p.ctr_link.index, 4096).status()));
+  MustOk(SetLinkMtu(p.ctr, p.ctr_link, 1200));
+  CHECK(absl::IsNotFound(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_RA).status()));
+  MustOk(SetLinkMtu(p.ctr, p.ctr_link, 1500));
 
   // Forwarding, read and turned on, in the container's namespace (a fresh
   // one starts with both families off).

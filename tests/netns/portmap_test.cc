@@ -170,6 +170,24 @@ TEST_CASE("portmap: TCP UDP and IPv6 mappings carry traffic and DEL removes ever
   MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL again");
 }
 
+TEST_CASE("portmap: route_localnet turned off between ADDs is turned on again", "[netns][portmap]") {
+  NetnsFixture fx;
+  World w(fx);
+  BackgroundProcess tcp(w.ctr_a, {"/usr/bin/socat", "TCP-LISTEN:80,reuseaddr,fork", "EXEC:/bin/echo ctr-a"});
+  const std::string conf = PortmapConf("nftables", w.prev_a);
+  auto route_localnet = [&] { return fx.Exec("", {"cat", "/proc/sys/net/ipv4/conf/cni0/route_localnet"}).out; };
+  MustSucceed(CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a"), "portmap ADD");
+  CHECK(route_localnet() == "1\n");
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL");
+  // Somebody turns it off; the next ADD reads it off and writes it again.
+  REQUIRE(fx.Exec("", {"sh", "-c", "echo 0 > /proc/sys/net/ipv4/conf/cni0/route_localnet"}).exit_code == 0);
+  REQUIRE(route_localnet() == "0\n");
+  MustSucceed(CallPlugin("portmap", "ADD", conf, w.ctr_a, "ctr-a"), "portmap ADD again");
+  CHECK(route_localnet() == "1\n");
+  CHECK(Reaches("", "TCP:127.0.0.1:8080,connect-timeout=2", "ctr-a"));
+  MustSucceed(CallPlugin("portmap", "DEL", conf, w.ctr_a, "ctr-a"), "portmap DEL");
+}
+
 // With nftables, conditions are nft text: that batch goes through the nft program
 // (every other one is written over netlink), so this is its traffic test.
 TEST_CASE("portmap: conditionsV4 gate the mappings", "[netns][portmap]") {

@@ -1,11 +1,13 @@
 #include "cni/net/devconf.h"
 
+#include <linux/if_link.h>
 #include <linux/ip.h>
 #include <linux/netconf.h>
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -38,6 +40,60 @@ absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint3
   nla_nest_end(msg.get(), inet);
   nla_nest_end(msg.get(), spec);
   return sock.Transact(msg.get(), what);
+}
+
+namespace {
+
+// One entry of an interface's per-family settings array, from RTM_GETLINK's
+// IFLA_AF_SPEC { <af> { <conf_attr>: 32-bit[...] } }, indexed by `setting`.
+// NotFound when the interface has no such family or setting.
+absl::StatusOr<uint32_t> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, int conf_attr,
+                                     int setting, const std::string& what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
+  if (!msg) return NoMemory(what);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) return NoMemory(what);
+  std::optional<uint32_t> value;
+  NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
+                   std::array<nlattr*, IFLA_MAX + 1> tb{};
+                   if (h->nlmsg_type != RTM_NEWLINK ||
+                       nlmsg_parse(h, sizeof(ifinfomsg), tb.data(), IFLA_MAX, nullptr) != 0 ||
+                       tb[IFLA_AF_SPEC] == nullptr) {
+                     return false;
+                   }
+                   nlattr* family;
+                   int rem;
+                   nla_for_each_nested(family, tb[IFLA_AF_SPEC], rem) {
+                     if (nla_type(family) != af) continue;
+                     nlattr* conf = nla_find(static_cast<nlattr*>(nla_data(family)), nla_len(family), conf_attr);
+                     if (conf == nullptr) continue;
+                     const int n = nla_len(conf) / static_cast<int>(sizeof(uint32_t));
+                     if (setting < 0 || setting >= n) continue;
+                     uint32_t v;
+                     std::memcpy(&v, static_cast<const char*>(nla_data(conf)) + setting * sizeof(uint32_t), sizeof(v));
+                     value = v;
+                   }
+                   return false;
+                 }};
+  RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
+  if (!value.has_value()) return absl::NotFoundError(absl::StrCat(what, ": the interface has no such setting"));
+  return *value;
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> Ipv4DevConf(NetlinkSocket& sock, int ifindex, int setting) {
+  // IFLA_INET_CONF is indexed from 0 while IPV4_DEVCONF_* count from 1.
+  return LinkDevConf(sock, ifindex, AF_INET, IFLA_INET_CONF, setting - 1,
+                     absl::StrCat("reading IPv4 setting #", setting, " of interface #", ifindex));
+}
+
+absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int setting) {
+  ASSIGN_OR_RETURN(uint32_t v, LinkDevConf(sock, ifindex, AF_INET6, IFLA_INET6_CONF, setting,
+                                           absl::StrCat("reading IPv6 setting #", setting, " of interface #", ifindex)));
+  return static_cast<int32_t>(v);
 }
 
 absl::StatusOr<bool> ForwardingEnabled(NetlinkSocket& sock, Family family) {

@@ -22,6 +22,19 @@ namespace cni::net {
 // records it as set, as a sysctl write does.
 absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint32_t value);
 
+// net.ipv4.conf.<interface>.<setting> of the interface `ifindex`, read from
+// the link's IFLA_INET_CONF (one RTM_GETLINK); `setting` is an IPV4_DEVCONF_*
+// id as for SetIpv4DevConf. NotFound when the interface has no IPv4 settings.
+absl::StatusOr<uint32_t> Ipv4DevConf(NetlinkSocket& sock, int ifindex, int setting);
+
+// net.ipv6.conf.<interface>.<setting> of the interface `ifindex`, read from
+// the link's IFLA_INET6_CONF (one RTM_GETLINK); `setting` is a DEVCONF_* id
+// of <linux/ipv6.h> (DEVCONF_ACCEPT_RA, DEVCONF_ACCEPT_DAD, ...). NotFound
+// when the interface has no IPv6 (disabled, or a kernel without it). The
+// kernel takes no IPv6 per-interface writes over rtnetlink: those go through
+// /proc/sys, and reading first lets a call skip a write that changes nothing.
+absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int setting);
+
 // Whether forwarding is on for the whole namespace (net.ipv4.ip_forward,
 // net.ipv6.conf.all.forwarding), read with RTM_GETNETCONF.
 absl::StatusOr<bool> ForwardingEnabled(NetlinkSocket& sock, Family family);
