@@ -95,6 +95,16 @@ e2e_setup() {
   readlink /proc/self/ns/net >&3
   exec 3>&-
   local d
+  # Plugins under a directory about to be covered (a checkout in /tmp) would
+  # vanish: they are copied to a private tmpfs first, gone with the namespace.
+  for d in /run /var/lib /etc/cni /tmp /var/tmp /dev/shm; do
+    if [[ $E2E_PLUGIN_DIR == "$d"/* ]]; then
+      mount -t tmpfs -o mode=0755 e2e-plugins /mnt
+      cp -a "$E2E_PLUGIN_DIR"/. /mnt/
+      E2E_PLUGIN_DIR=/mnt
+      break
+    fi
+  done
   for d in /run /var/lib /etc/cni /tmp /var/tmp /dev/shm; do
     mount -t tmpfs -o mode=0755 "e2e-${d//\//-}" "$d"
   done
