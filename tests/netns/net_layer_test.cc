@@ -576,8 +576,10 @@ TEST_CASE("SetupVeth + ConfigureInterface with a dual-stack result, then ping", 
   MustOk(AddAddress(host, hv.index, P("10.10.0.1/24")));
   MustOk(AddAddress(host, hv.index, P("fd00:10::1/64"), AddressOptions{IFA_F_NODAD, false}));
 
-  // Container side: start with IPv6 switched off, as some sandboxes do.
+  // Container side: start with IPv6 switched off, as some sandboxes do (on
+  // lo too).
   MustOk(WriteSysctl(ctr_ns, "net/ipv6/conf/eth0/disable_ipv6", "1"));
+  MustOk(WriteSysctl(ctr_ns, "net/ipv6/conf/lo/disable_ipv6", "1"));
 
   cni::Result result;
   result.cni_version = "1.1.0";
@@ -606,6 +608,7 @@ TEST_CASE("SetupVeth + ConfigureInterface with a dual-stack result, then ping", 
   CHECK(HasAddress(ctr, eth0.index, P("fd00:10::2/64")));
   CHECK_FALSE(HasAddress(ctr, eth0.index, P("10.99.0.1/32")));
   CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/eth0/disable_ipv6")) == "0");
+  CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/lo/disable_ipv6")) == "0");
   CHECK(Must(ReadSysctl(ctr_ns, "net/ipv6/conf/eth0/keep_addr_on_down")) == "1");
   auto d4 = FindRoute(ctr, P("0.0.0.0/0"));
   REQUIRE(d4.has_value());
