@@ -21,16 +21,23 @@ namespace {
 
 absl::Status NoMemory(absl::string_view what) { return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory")); }
 
+// An RTM_GETLINK / RTM_SETLINK request for the interface `ifindex`, its
+// attributes still to come; null when out of memory.
+NlMsgPtr LinkRequest(int type, int ifindex) {
+  NlMsgPtr msg(nlmsg_alloc_simple(type, 0));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (msg && nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) msg.reset();
+  return msg;
+}
+
 }  // namespace
 
 absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint32_t value) {
   const std::string what = absl::StrCat("setting IPv4 setting #", setting, " of interface #", ifindex);
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_SETLINK, 0));
+  NlMsgPtr msg = LinkRequest(RTM_SETLINK, ifindex);
   if (!msg) return NoMemory(what);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = ifindex;
-  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) return NoMemory(what);
   // IFLA_AF_SPEC { AF_INET { IFLA_INET_CONF { <setting>: u32 } } }
   nlattr* spec = nla_nest_start(msg.get(), IFLA_AF_SPEC);
   nlattr* inet = spec != nullptr ? nla_nest_start(msg.get(), AF_INET) : nullptr;
@@ -49,12 +56,8 @@ namespace {
 // NotFound when the interface has no such family or setting.
 absl::StatusOr<uint32_t> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, int conf_attr,
                                      int setting, const std::string& what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
+  NlMsgPtr msg = LinkRequest(RTM_GETLINK, ifindex);
   if (!msg) return NoMemory(what);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = ifindex;
-  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) return NoMemory(what);
   std::optional<uint32_t> value;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
                    std::array<nlattr*, IFLA_MAX + 1> tb{};
