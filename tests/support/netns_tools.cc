@@ -94,7 +94,7 @@ LinkSnapshot SnapshotAddDel(const NetnsFixture& fx, const std::string& plugin, c
   NormalizeForDiff(s.result, "");
   Json l = LinkJson(fx, netns, "eth0");
   s.link = absl::StrCat(l.value("mtu", 0), " ", l["linkinfo"].dump(), " ",
-                        l.value("flags", Json::array()).dump());
+                        l.value("flags", Json::array()).dump(), " txqlen ", l.value("txqlen", 0));
   s.addrs = MustExec(fx, netns, {"ip", "-4", "-o", "addr", "show", "dev", "eth0"});
   s.routes = MustExec(fx, netns, {"ip", "route", "show"});
   MustSucceed(CallPlugin(plugin, "DEL", conf, netns, "diff", {.dir = dir}));

@@ -12,6 +12,11 @@ absl::StatusOr<NlMsgPtr> BuildLinkOnMasterRequest(rtnl_link* link, const LinkOnM
   rtnl_link_set_name(link, common.name.c_str());
   rtnl_link_set_link(link, common.master_index);
   if (common.mtu > 0) rtnl_link_set_mtu(link, static_cast<unsigned>(common.mtu));
+  // txqueuelen 0, as upstream's macvlan, ipvlan and vlan links have it (its
+  // netlink library sends the zero of an unset field). These links queue
+  // nothing themselves (noqueue); the value is what `ip link` shows and the
+  // limit a qdisc added later would take.
+  rtnl_link_set_txqlen(link, 0);
   if (common.mac != nullptr && common.mac->has_value()) {
     rtnl_link_set_addr(link, ToNlAddr(**common.mac).get());
   }
