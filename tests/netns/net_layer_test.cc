@@ -819,6 +819,11 @@ TEST_CASE("devconf: IPv4 and IPv6 settings and forwarding through rtnetlink agre
   MustOk(WriteSysctl(ctr_ns, conf6 + "accept_dad", "0"));
   CHECK(Must(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_DAD)) == 0);
   CHECK(Must(Ipv6DevConf(p.ctr, p.ctr_link.index, DEVCONF_ACCEPT_RA)) == 1);  // the other one kept
+  // Several from one read agree with one at a time.
+  Ipv6DevConfs confs = Must(ReadIpv6DevConfs(p.ctr, p.ctr_link.index));
+  CHECK(Must(confs.Get(DEVCONF_ACCEPT_DAD)) == 0);
+  CHECK(Must(confs.Get(DEVCONF_ACCEPT_RA)) == 1);
+  CHECK(absl::IsNotFound(confs.Get(4096).status()));
   // Past the kernel's settings, or on an interface without IPv6 (an MTU
   // below IPv6's 1280 takes it away): NotFound.
   CHECK(absl::IsNotFound(Ipv6DevConf(p.ctr, p.ctr_link.index, 4096).status()));

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cni/net/sysctl.h"
@@ -51,14 +53,14 @@ absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint3
 
 namespace {
 
-// One entry of an interface's per-family settings array, from RTM_GETLINK's
-// IFLA_AF_SPEC { <af> { <conf_attr>: 32-bit[...] } }, indexed by `setting`.
-// NotFound when the interface has no such family or setting.
-absl::StatusOr<uint32_t> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, int conf_attr,
-                                     int setting, const std::string& what) {
+// An interface's per-family settings array, from RTM_GETLINK's
+// IFLA_AF_SPEC { <af> { <conf_attr>: 32-bit[...] } }. NotFound when the
+// interface has no such family.
+absl::StatusOr<std::vector<uint32_t>> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, int conf_attr,
+                                                  const std::string& what) {
   NlMsgPtr msg = LinkRequest(RTM_GETLINK, ifindex);
   if (!msg) return NoMemory(what);
-  std::optional<uint32_t> value;
+  std::optional<std::vector<uint32_t>> values;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
                    std::array<nlattr*, IFLA_MAX + 1> tb{};
                    if (h->nlmsg_type != RTM_NEWLINK ||
@@ -72,31 +74,47 @@ absl::StatusOr<uint32_t> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, i
                      if (nla_type(family) != af) continue;
                      nlattr* conf = nla_find(static_cast<nlattr*>(nla_data(family)), nla_len(family), conf_attr);
                      if (conf == nullptr) continue;
-                     const int n = nla_len(conf) / static_cast<int>(sizeof(uint32_t));
-                     if (setting < 0 || setting >= n) continue;
-                     uint32_t v;
-                     std::memcpy(&v, static_cast<const char*>(nla_data(conf)) + setting * sizeof(uint32_t), sizeof(v));
-                     value = v;
+                     values.emplace(nla_len(conf) / sizeof(uint32_t));
+                     std::memcpy(values->data(), nla_data(conf), values->size() * sizeof(uint32_t));
                    }
                    return false;
                  }};
   RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
-  if (!value.has_value()) return absl::NotFoundError(absl::StrCat(what, ": the interface has no such setting"));
-  return *value;
+  if (!values.has_value()) return absl::NotFoundError(absl::StrCat(what, ": the interface has no such settings"));
+  return *std::move(values);
+}
+
+// values[index] as T, NotFound past the end (a setting this kernel lacks).
+template <typename T>
+absl::StatusOr<T> Entry(const std::vector<uint32_t>& values, int index, absl::string_view what) {
+  if (index < 0 || index >= static_cast<int>(values.size())) {
+    return absl::NotFoundError(absl::StrCat(what, ": this kernel has no such setting"));
+  }
+  return static_cast<T>(values[index]);
 }
 
 }  // namespace
 
 absl::StatusOr<uint32_t> Ipv4DevConf(NetlinkSocket& sock, int ifindex, int setting) {
+  const std::string what = absl::StrCat("reading IPv4 setting #", setting, " of interface #", ifindex);
+  ASSIGN_OR_RETURN(std::vector<uint32_t> values, LinkDevConf(sock, ifindex, AF_INET, IFLA_INET_CONF, what));
   // IFLA_INET_CONF is indexed from 0 while IPV4_DEVCONF_* count from 1.
-  return LinkDevConf(sock, ifindex, AF_INET, IFLA_INET_CONF, setting - 1,
-                     absl::StrCat("reading IPv4 setting #", setting, " of interface #", ifindex));
+  return Entry<uint32_t>(values, setting - 1, what);
+}
+
+absl::StatusOr<Ipv6DevConfs> ReadIpv6DevConfs(NetlinkSocket& sock, int ifindex) {
+  const std::string what = absl::StrCat("reading the IPv6 settings of interface #", ifindex);
+  ASSIGN_OR_RETURN(std::vector<uint32_t> values, LinkDevConf(sock, ifindex, AF_INET6, IFLA_INET6_CONF, what));
+  return Ipv6DevConfs(std::move(values), std::move(what));
+}
+
+absl::StatusOr<int32_t> Ipv6DevConfs::Get(int setting) const {
+  return Entry<int32_t>(values_, setting, absl::StrCat(what_, ", #", setting));
 }
 
 absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int setting) {
-  ASSIGN_OR_RETURN(uint32_t v, LinkDevConf(sock, ifindex, AF_INET6, IFLA_INET6_CONF, setting,
-                                           absl::StrCat("reading IPv6 setting #", setting, " of interface #", ifindex)));
-  return static_cast<int32_t>(v);
+  ASSIGN_OR_RETURN(Ipv6DevConfs confs, ReadIpv6DevConfs(sock, ifindex));
+  return confs.Get(setting);
 }
 
 absl::StatusOr<bool> ForwardingEnabled(NetlinkSocket& sock, Family family) {

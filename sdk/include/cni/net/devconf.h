@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,6 +37,21 @@ absl::StatusOr<uint32_t> Ipv4DevConf(NetlinkSocket& sock, int ifindex, int setti
 // kernel takes no IPv6 per-interface writes over rtnetlink: those go through
 // /proc/sys, and reading first lets a call skip a write that changes nothing.
 absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int setting);
+
+// All of an interface's IPv6 settings from one RTM_GETLINK, for a caller that
+// needs several of them.
+class Ipv6DevConfs {
+ public:
+  Ipv6DevConfs(std::vector<uint32_t> values, std::string what)
+      : values_(std::move(values)), what_(std::move(what)) {}
+  // As Ipv6DevConf: a DEVCONF_* id; NotFound for one this kernel lacks.
+  absl::StatusOr<int32_t> Get(int setting) const;
+
+ private:
+  std::vector<uint32_t> values_;
+  std::string what_;
+};
+absl::StatusOr<Ipv6DevConfs> ReadIpv6DevConfs(NetlinkSocket& sock, int ifindex);
 
 // Whether forwarding is on for the whole namespace (net.ipv4.ip_forward,
 // net.ipv6.conf.all.forwarding), read with RTM_GETNETCONF.
