@@ -38,8 +38,8 @@ absl::StatusOr<uint32_t> Ipv4DevConf(NetlinkSocket& sock, int ifindex, int setti
 // /proc/sys, and reading first lets a call skip a write that changes nothing.
 absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int setting);
 
-// All of an interface's IPv6 settings from one RTM_GETLINK, for a caller that
-// needs several of them.
+// All of an interface's IPv6 settings, read once (ReadIpv6DevConfs) for a
+// caller that needs several of them.
 class Ipv6DevConfs {
  public:
   Ipv6DevConfs(std::vector<uint32_t> values, std::string what)
@@ -51,6 +51,9 @@ class Ipv6DevConfs {
   std::vector<uint32_t> values_;
   std::string what_;
 };
+
+// An interface's IPv6 settings from one RTM_GETLINK. NotFound when the
+// interface has no IPv6 (as Ipv6DevConf).
 absl::StatusOr<Ipv6DevConfs> ReadIpv6DevConfs(NetlinkSocket& sock, int ifindex);
 
 // Whether forwarding is on for the whole namespace (net.ipv4.ip_forward,
