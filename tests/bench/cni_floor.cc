@@ -1,8 +1,9 @@
 // cni_floor: the floor under a plugin call. It issues, in one process and
 // without exec, the kernel requests a call cannot avoid, and prints the
-// median time of one round. scripts/bench.d/floor adds the execs a call
-// makes (the "exec" scenario: a static no-op started the way a runtime
-// starts a plugin) and prints ours, upstream, floor and ours/floor.
+// median time of one round. With --execs N it also times, in the same
+// rounds, the N execs the call makes (a static no-op started the way a
+// runtime starts a plugin; the "exec" scenario times one alone), and
+// scripts/bench.d/floor prints ours, upstream, floor and ours/floor.
 //
 // What a floor round contains: opening the namespaces and netlink sockets a
 // call needs, the writes (link creation, enslaving, addresses, routes,
@@ -13,11 +14,12 @@
 // assumes it already knows the state).
 //
 //   cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]
-//             [--bridge NAME] [--rules N]
+//             [--bridge NAME] [--rules N] [--execs N]
 //   scenarios: exec, bridge-add, veth-del, ptp-add, tuning, bandwidth-add,
 //              ifb-del, nft-add, nft-del, nft-chain-add
 // Runs in the caller's network namespace (the bench's private one); `--netns`
-// is the container namespace. Prints "<scenario> <median microseconds>".
+// is the container namespace. Prints "<scenario> <median microseconds>",
+// then, with --execs, the median microseconds of a round's execs.
 // --bridge: bridge-add and veth-del attach to that existing bridge (one a
 // bench has filled with other containers' ports, scripts/bench.d/chains)
 // instead of a fresh one of their own, so the floor is measured on a full
@@ -75,6 +77,7 @@ struct Options {
   std::string scenario, netns, noop, bridge;
   int iterations = 100;
   int rules = 0;
+  int execs = 0;
 };
 
 // One round: `setup` and `teardown` untimed, `body` timed.
@@ -391,6 +394,11 @@ Scenario Exec(const Options& o) {
   return s;
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 bool ParseArgs(int argc, char** argv, Options& o) {
   if (argc < 2) return false;
   o.scenario = argv[1];
@@ -401,6 +409,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--noop") o.noop = v;
     else if (k == "--bridge") o.bridge = v;
     else if (k == "--rules") o.rules = std::stoi(v);
+    else if (k == "--execs") o.execs = std::stoi(v);
     else return false;
   }
   return !o.netns.empty();
@@ -411,7 +420,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, o)) {
-    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH] [--bridge NAME] [--rules N]\n");
+    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH] [--bridge NAME] [--rules N] [--execs N]\n");
     return 2;
   }
   Netns container = Value(Netns::Open(o.netns), "container netns");
@@ -430,15 +439,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cni_floor: unknown scenario %s\n", o.scenario.c_str());
     return 2;
   }
-  std::vector<double> us;
+  // --execs N: each round also times N execs of the no-op, right before its
+  // body, where a plugin call's execs happen: after the previous round's
+  // teardown (the DEL before an ADD, the ADD before a DEL). A no-op timed in
+  // a loop of its own runs hot; one that follows a DEL's kernel wait finds
+  // an idle CPU and starts slower, and so does the plugin it stands for.
+  Scenario exec = Exec(o);
+  std::vector<double> body_us, exec_us;
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+  };
   for (int i = 0; i < o.iterations; ++i) {
     s.setup();
     auto start = std::chrono::steady_clock::now();
+    for (int e = 0; e < o.execs; ++e) exec.body();
+    exec_us.push_back(since(start));
+    start = std::chrono::steady_clock::now();
     s.body();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    body_us.push_back(since(start));
     s.teardown();
   }
-  std::sort(us.begin(), us.end());
-  std::printf("%s %.0f\n", o.scenario.c_str(), us[us.size() / 2]);
+  std::printf("%s %.0f", o.scenario.c_str(), Median(body_us));
+  if (o.execs > 0) std::printf(" %.0f", Median(exec_us));
+  std::printf("\n");
   return 0;
 }
