@@ -12,7 +12,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cni/fw/ipmasq.h"
 #include "cni/json.h"
+#include "cni/net/ip.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
@@ -48,6 +51,18 @@ std::string Conf(const std::string& type, const std::string& backend, const Temp
 
 std::string Firewall(const NetnsFixture& fx) {
   return fx.Exec("", {"iptables-save", "-t", "nat"}).out + fx.Exec("", {"nft", "list", "ruleset"}).out;
+}
+
+// The ipMasq records of this namespace (/run is the fixture's own), of the
+// iptables backend or of the nftables one.
+size_t Records(const std::string& backend = "iptables") {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/run/cni/ipmasq/" + backend, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
 }
 
 // The "outside": 203.0.113.2 behind the host's 203.0.113.1, no route back.
@@ -100,14 +115,17 @@ TEST_CASE("ipmasq: nftables GC removes only unlisted attachments", "[netns][ipma
   std::string conf = Conf("ptp", "nftables", dir, "1.1.0");
   MustSucceed(CallPlugin("ptp", "ADD", conf, a, "ctr-a"), "ADD a");
   MustSucceed(CallPlugin("ptp", "ADD", conf, b, "ctr-b"), "ADD b");
+  CHECK(Records("nftables") == 2);
   Json gc = Json::parse(conf);
   gc["cni.dev/valid-attachments"] = Json::array({{{"containerID", "ctr-b"}, {"ifname", "eth0"}}});
   MustSucceed(CallPlugin("ptp", "GC", gc.dump(), "", ""), "GC");
   std::string fw = Firewall(fx);
   CHECK_FALSE(absl::StrContains(fw, "id: ctr-a"));
   CHECK(absl::StrContains(fw, "id: ctr-b"));
+  CHECK(Records("nftables") == 1);  // a's record went with its rule
   MustSucceed(CallPlugin("ptp", "DEL", conf, b, "ctr-b"), "DEL b");
   MustSucceed(CallPlugin("ptp", "DEL", conf, a, "ctr-a"), "DEL a");
+  CHECK(Records("nftables") == 0);
 }
 
 TEST_CASE("ipmasq: upstream ptp adds and ours deletes and the reverse", "[netns][ipmasq][differential]") {
@@ -153,16 +171,6 @@ std::vector<std::string> Expressions(const NetnsFixture& fx, const std::string& 
   return LinesWith(out, "[ ");
 }
 
-// The ipMasq records of this namespace (/run is the fixture's own).
-size_t Records() {
-  std::error_code ec;
-  size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator("/run/cni/ipmasq/iptables", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++n;
-  }
-  return n;
-}
 }  // namespace
 
 TEST_CASE("ipmasq: with iptables-nft the rules written over netlink are exactly upstream's",
@@ -286,4 +294,68 @@ TEST_CASE("ipmasq: nftables ADD leaves a complete postrouting chain alone and re
   for (auto [ns, id] : {std::pair{a, "ctr-a"}, std::pair{b, "ctr-b"}, std::pair{c, "ctr-c"}}) {
     MustSucceed(CallPlugin("ptp", "DEL", conf, ns, id), "DEL");
   }
+}
+
+TEST_CASE("ipmasq: nftables DEL deletes by the ADD's record, and only while the record still describes the table",
+          "[netns][ipmasq]") {
+  NetnsFixture fx;
+  TempDir dir;
+  std::string conf = Conf("ptp", "nftables", dir);
+  auto masq_checks = [&] {
+    return MustExec(fx, "", {"nft", "-a", "list", "chain", "inet", "cni_plugins_masquerade", "masq_checks"});
+  };
+  // The attachment's rules (handles left out), and the handle of its first.
+  auto rules_of = [&](const std::string& id) { return LinesWith(masq_checks(), "id: " + id); };
+  auto handle_of = [&](const std::string& id) {
+    for (absl::string_view line : absl::StrSplit(masq_checks(), '\n')) {
+      size_t at = line.find(" # handle ");
+      if (absl::StrContains(line, "id: " + id) && at != absl::string_view::npos) return std::string(line.substr(at + 10));
+    }
+    return std::string();
+  };
+  std::string a = fx.AddNetns("a"), b = fx.AddNetns("b"), c = fx.AddNetns("c"), d = fx.AddNetns("d");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, a, "ctr-a"), "ADD a");
+  MustSucceed(CallPlugin("ptp", "ADD", conf, b, "ctr-b"), "ADD b");
+  CHECK(Records("nftables") == 2);
+  REQUIRE(rules_of("ctr-a").size() == 1);
+
+  // A second set-up of one attachment (the SDK call bridge and ptp make; the
+  // plugins themselves refuse a second ADD, its eth0 exists) replaces its
+  // rule, found by its record, and teardown removes it by that record.
+  const cni::fw::MasqTarget twice{"masqnet", "eth0", "ctr-r"};
+  const std::vector<cni::net::IpPrefix> addr = {*cni::net::IpPrefix::Parse("10.77.0.200/24")};
+  for (int i = 0; i < 2; ++i) REQUIRE(cni::fw::SetupIpMasq(cni::fw::Backend::kNftables, addr, twice).ok());
+  CHECK(rules_of("ctr-r").size() == 1);
+  CHECK(Records("nftables") == 3);
+  REQUIRE(cni::fw::TeardownIpMasq(twice).ok());
+  CHECK(rules_of("ctr-r").empty());
+  CHECK(Records("nftables") == 2);
+
+  // Someone deletes the table; the next ADD makes it again, and its rules
+  // are numbered from the start, so c's rule may take the handle a's record
+  // names. a's record no longer describes the table: DEL a must list, and
+  // leave c's rule alone.
+  const std::string a_handle = handle_of("ctr-a");
+  MustExec(fx, "", {"nft", "delete", "table", "inet", "cni_plugins_masquerade"});
+  MustSucceed(CallPlugin("ptp", "ADD", conf, c, "ctr-c"), "ADD c");
+  REQUIRE(rules_of("ctr-c").size() == 1);
+  INFO("a's rule had handle " << a_handle << ", c's has " << handle_of("ctr-c"));
+  MustSucceed(CallPlugin("ptp", "DEL", conf, a, "ctr-a"), "DEL a");
+  CHECK(rules_of("ctr-c").size() == 1);
+  MustSucceed(CallPlugin("ptp", "DEL", conf, b, "ctr-b"), "DEL b");
+  CHECK(rules_of("ctr-c").size() == 1);
+  CHECK(Records("nftables") == 1);
+
+  // A recorded rule deleted by someone else: DEL still succeeds (it lists)
+  // and forgets the record.
+  MustSucceed(CallPlugin("ptp", "ADD", conf, d, "ctr-d"), "ADD d");
+  const std::string d_handle = handle_of("ctr-d");
+  REQUIRE_FALSE(d_handle.empty());
+  MustExec(fx, "", {"nft", "delete", "rule", "inet", "cni_plugins_masquerade", "masq_checks", "handle", d_handle});
+  MustSucceed(CallPlugin("ptp", "DEL", conf, d, "ctr-d"), "DEL d");
+  CHECK(rules_of("ctr-d").empty());
+
+  MustSucceed(CallPlugin("ptp", "DEL", conf, c, "ctr-c"), "DEL c");
+  CHECK(rules_of("ctr-c").empty());
+  CHECK(Records("nftables") == 0);
 }

@@ -1,8 +1,11 @@
 #include "cni/fw/ipmasq.h"
 
-#include "absl/strings/match.h"
+#include <algorithm>
 #include <functional>
+#include <optional>
+#include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
@@ -256,11 +259,55 @@ void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std
 }
 
 // --- nftables -------------------------------------------------------------
+//
+// One rule per attachment in the shared chain masq_checks. Upstream lists
+// that chain on every ADD (for the attachment's stale rules) and DEL, which
+// grows with the node. Ours records the rules an ADD made (cni/fw/
+// rule_record.h): the usual ADD reads only the three-rule postrouting chain,
+// and DEL deletes by handle. masq_checks is listed only when the record
+// cannot vouch for what is there (none on DEL, a table made again since, a
+// recorded rule someone else deleted, a retry).
 
-absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable);
-  if (!rules.ok()) return rules.status();
-  std::string prefix = InstanceHash(t);
+constexpr const char* kNftRecordDir = "/run/cni/ipmasq/nftables";
+
+// The rules of `t` in masq_checks, listed.
+absl::StatusOr<std::vector<NftRule>> ListedRulesOf(net::NetlinkSocket& nf, const MasqTarget& t) {
+  ASSIGN_OR_RETURN(std::vector<NftRule> rules, nft::ListRules(nf, kFamily, kTable, kChain));
+  const std::string prefix = InstanceHash(t);
+  std::erase_if(rules, [&prefix](const NftRule& r) { return !absl::StartsWith(r.comment, prefix); });
+  return rules;
+}
+
+// Records the attachment's rules among those a commit just added, with the
+// table's handle; without that handle, no record (DEL then lists).
+void RememberNft(net::NetlinkSocket& nf, const RuleRecordStore& store, const MasqTarget& t,
+                 const std::vector<NftRule>& added) {
+  const std::string key = RecordKey(t);
+  RuleRecord record;
+  if (!NoteTable(nf, record, kFamily, kTable)) return store.Remove(key);
+  const std::string prefix = InstanceHash(t);
+  for (const NftRule& r : added) {
+    if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) record.rules.push_back(r);
+  }
+  store.Save(key, record);
+}
+
+// One attempt. The first trusts the attachment's record, or with none that
+// it has no rules yet (the spec forbids a second ADD without a DEL between);
+// a retry lists, since the failure may have been a recorded rule deleted by
+// someone else.
+absl::Status SetupNftOnce(net::NetlinkSocket& nf, const RuleRecordStore& store, const std::vector<net::IpPrefix>& addrs,
+                          const MasqTarget& t, bool first_attempt) {
+  std::optional<std::vector<NftRule>> stale;  // nullopt: unknown, list them
+  if (first_attempt && store.enabled()) {
+    std::optional<RuleRecord> record = store.Load(RecordKey(t));
+    if (!record.has_value()) stale.emplace();
+    else if (TableUnchanged(nf, *record, kFamily, kTable)) stale = std::move(record->rules);
+  }
+  if (!stale.has_value()) {
+    ASSIGN_OR_RETURN(stale, ListedRulesOf(nf, t));
+  }
+  ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
   NftBatch b;
   b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
   b.AddChain(kFamily, kTable, kChain, std::nullopt,
@@ -269,20 +316,15 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
   // ADD, only when it is not already the three rules ending in the goto.
   // Rewriting means flushing, and deleted rules make the socket's close
   // wait for the kernel to free them (an RCU grace period, ~10 ms).
-  std::vector<const NftRule*> post;
-  for (const NftRule& r : *rules) {
-    if (r.chain == "postrouting") post.push_back(&r);
-  }
-  if (post.size() != 3 || post.back()->jump != kChain) {
+  if (post.size() != 3 || post.back().jump != kChain) {
     b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
     b.FlushChain(kFamily, kTable, "postrouting");
     b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
     b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
     b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
   }
-  for (const NftRule& r : *rules) {
-    if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) b.DeleteRule(r);
-  }
+  // Stale rules of this attachment (a repeated ADD) go in the same transaction.
+  for (const NftRule& r : *stale) b.DeleteRule(r);
   std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
   for (const net::IpPrefix& a : addrs) {
     b.AddRule(kFamily, kTable, kChain,
@@ -292,17 +334,39 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
                   .Masquerade()
                   .Comment(comment));
   }
-  return b.Commit(nf);
+  std::vector<NftRule> added;
+  RETURN_IF_ERROR(b.Commit(nf, &added));
+  RememberNft(nf, store, t, added);
+  return absl::OkStatus();
 }
 
-absl::Status DeleteNftRules(net::NetlinkSocket& nf, const std::function<bool(const NftRule&)>& doomed) {
-  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable);
-  if (!rules.ok()) return rules.status();
-  NftBatch b;
-  for (const NftRule& r : *rules) {
-    if (r.chain == kChain && doomed(r)) b.DeleteRule(r);
+absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  bool first = true;
+  return RetryOnConflict([&] { return SetupNftOnce(nf, store, addrs, t, std::exchange(first, false)); });
+}
+
+// The attachment's rules, by its record when the record can be trusted and
+// the deletion by handle succeeds, else listed.
+absl::Status TeardownNft(net::NetlinkSocket& nf, const MasqTarget& t) {
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  const std::string key = RecordKey(t);
+  if (std::optional<RuleRecord> record = store.Load(key);
+      record.has_value() && TableUnchanged(nf, *record, kFamily, kTable)) {
+    NftBatch b;
+    for (const NftRule& r : record->rules) b.DeleteRule(r);
+    if (b.Commit(nf).ok()) {
+      store.Remove(key);
+      return absl::OkStatus();
+    }
+    // A recorded rule is gone already (deleted by someone else): list.
   }
-  return b.Commit(nf);  // nothing of ours: a no-op
+  ASSIGN_OR_RETURN(std::vector<NftRule> mine, ListedRulesOf(nf, t));
+  NftBatch b;
+  for (const NftRule& r : mine) b.DeleteRule(r);
+  RETURN_IF_ERROR(b.Commit(nf));  // nothing of ours: a no-op
+  store.Remove(key);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -339,9 +403,7 @@ absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t) {
   std::vector<std::string> errors;
   NetfilterSource source(&nf);
   (void)TeardownIptablesFamilies(source, t, errors);
-  std::string prefix = InstanceHash(t);
-  absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) { return absl::StartsWith(r.comment, prefix); });
-  if (!st.ok()) errors.emplace_back(st.message());
+  if (absl::Status st = TeardownNft(nf, t); !st.ok()) errors.emplace_back(st.message());
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("tearing down ipMasq: ", absl::StrJoin(errors, "; ")));
 }
@@ -360,14 +422,23 @@ absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const s
   }
   NetfilterSource source(&nf);
   GcIptablesRecords(source, network, keep_records);
-  absl::Status st = DeleteNftRules(nf, [&](const NftRule& r) {
-    if (!absl::StartsWith(r.comment, net_prefix)) return false;
-    for (const std::string& k : keep) {
-      if (k == r.comment) return false;
+  // nftables: the network's rules not kept, found by listing (GC is rare,
+  // and a rule may have no record), then their records.
+  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable, kChain);
+  if (!rules.ok()) return Annotate(rules.status(), "garbage-collecting ipMasq (nftables)");
+  NftBatch b;
+  for (const NftRule& r : *rules) {
+    if (absl::StartsWith(r.comment, net_prefix) && std::find(keep.begin(), keep.end(), r.comment) == keep.end()) {
+      b.DeleteRule(r);
     }
-    return true;
-  });
-  return Annotate(st, "garbage-collecting ipMasq (nftables)");
+  }
+  RETURN_IF_ERROR(b.Commit(nf), "garbage-collecting ipMasq (nftables)");
+  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  for (const std::string& key : store.RecordsNotIn(keep_records)) {
+    if (absl::StartsWith(key, absl::StrCat(net_prefix, "-"))) store.Remove(key);
+  }
+  store.RemoveTemporariesBut(keep_records);
+  return absl::OkStatus();
 }
 
 }  // namespace cni::fw

@@ -17,10 +17,10 @@ namespace {
 // The longest file name most file systems take.
 constexpr size_t kMaxName = 255;
 
-// "ip" or "ip6", the families Save writes; nullopt for anything else.
+// "ip", "ip6" or "inet", the families Save writes; nullopt for anything else.
 std::optional<NftFamily> KnownFamily(const std::string& name) {
   absl::StatusOr<NftFamily> f = ParseNftFamily(name);
-  if (!f.ok() || (*f != NftFamily::kIp && *f != NftFamily::kIp6)) return std::nullopt;
+  if (!f.ok() || (*f != NftFamily::kIp && *f != NftFamily::kIp6 && *f != NftFamily::kInet)) return std::nullopt;
   return *f;
 }
 

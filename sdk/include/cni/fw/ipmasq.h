@@ -5,7 +5,9 @@
 // netlink (no iptables program, no snapshot of the table), the jumps'
 // handles recorded under /run/cni/ipmasq/iptables.
 // nftables: table inet cni_plugins_masquerade, chain masq_checks, one rule
-// per address with a comment starting with a hash of network/ifname/id.
+// per address with a comment starting with a hash of network/ifname/id; the
+// rules' handles recorded under /run/cni/ipmasq/nftables, so that neither
+// the usual ADD nor DEL lists masq_checks.
 #pragma once
 
 #include <string>

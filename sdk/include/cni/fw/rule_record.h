@@ -7,7 +7,8 @@
 // cni_hostport tables; with iptables (iptables-nft only, whose tables are
 // nf_tables tables) the jumps from CNI-HOSTPORT-DNAT into the container's
 // chain. firewall keeps the container's rules in CNI-FORWARD (or its own
-// table).
+// table). ipMasq keeps, with iptables-nft, the container's POSTROUTING
+// jumps, and with nftables its rules in inet cni_plugins_masquerade.
 //
 // One small JSON file per container (a key the plugin chooses) in a
 // directory of the plugin's under /run/cni, named after the host network namespace's cookie and the container ID:
@@ -35,7 +36,7 @@ namespace cni::fw {
 
 // The rules one ADD made.
 struct RuleRecord {
-  std::map<NftFamily, uint64_t> tables;  // family (kIp, kIp6) -> the handle its table had then
+  std::map<NftFamily, uint64_t> tables;  // family (kIp, kIp6, kInet) -> the handle its table had then
   std::vector<NftRule> rules;            // each with family, table, chain and handle
 };
 
