@@ -309,9 +309,18 @@ absl::Status SetupNftOnce(net::NetlinkSocket& nf, const RuleRecordStore& store, 
   }
   ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
   NftBatch b;
-  b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
-  b.AddChain(kFamily, kTable, kChain, std::nullopt,
-             "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
+  // The table and masq_checks are added only when missing (upstream adds
+  // them on every ADD): adding one that exists is an update, and the kernel
+  // frees an update's transaction only after an RCU grace period, which the
+  // socket's close then waits for (ptp ADD with this backend: 16 ms, 2.8 ms
+  // without ipMasq). A table deleted meanwhile fails the commit, and the
+  // retry looks again.
+  ASSIGN_OR_RETURN(bool have_chain, nft::HasChain(nf, kFamily, kTable, kChain));
+  if (!have_chain) {
+    b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
+    b.AddChain(kFamily, kTable, kChain, std::nullopt,
+               "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
+  }
   // The shared postrouting chain: (re)written, as upstream does on every
   // ADD, only when it is not already the three rules ending in the goto.
   // Rewriting means flushing, and deleted rules make the socket's close
