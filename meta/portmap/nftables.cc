@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -39,10 +40,10 @@ fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
   return rule;
 }
 
-void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const net::IpPrefix& addr) {
-  bool v6 = !addr.is_v4();
-  const fw::NftFamily fam = fw::IpFamily(v6);
-  const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
+// The part of the table every ADD shares: the table, the lookup chains,
+// the hook chains with their jumps (gated by the conditions), and the
+// masquerading chain with snat.
+void AppendShared(fw::NftBatch& b, fw::NftFamily fam, const Config& c, const std::vector<std::string>& conds) {
   b.AddTable(fam, kTable, "CNI portmap plugin");
   b.AddChain(fam, kTable, kHostPorts);
   b.AddChain(fam, kTable, kHostIpHostPorts);
@@ -55,6 +56,12 @@ void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const
   b.AddRule(fam, kTable, "output", Gated(conds).Jump(kHostIpHostPorts));
   b.AddRule(fam, kTable, "output", Gated(conds).DestIsLocal().Jump(kHostPorts));
   if (c.snat) b.AddChain(fam, kTable, kMasq, fw::NftHook{"nat", "postrouting", 100});
+}
+
+// The container's own rules: its DNATs and, with snat, its masquerades.
+void AppendContainer(fw::NftBatch& b, fw::NftFamily fam, const Config& c, const std::string& id,
+                     const net::IpPrefix& addr) {
+  const bool v6 = !addr.is_v4();
   for (const PortMapping& m : MappingsFor(c, addr)) {
     fw::NftRuleSpec rule;
     const bool pinned = m.host_ip.has_value() && !m.host_ip->IsUnspecified();
@@ -78,13 +85,47 @@ void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const
   }
 }
 
+void AppendFamily(fw::NftBatch& b, const Config& c, const std::string& id, const net::IpPrefix& addr,
+                  bool shared_in_place) {
+  bool v6 = !addr.is_v4();
+  const fw::NftFamily fam = fw::IpFamily(v6);
+  const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
+  if (!shared_in_place) AppendShared(b, fam, c, conds);
+  AppendContainer(b, fam, c, id, addr);
+}
+
 }  // namespace
 
-void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
-  for (const net::IpPrefix& a : addrs) AppendFamily(b, c, id, a);
+void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs,
+                   const std::set<fw::NftFamily>& shared_in_place) {
+  for (const net::IpPrefix& a : addrs) AppendFamily(b, c, id, a, shared_in_place.count(fw::IpFamily(!a.is_v4())) > 0);
 }
 
 namespace {
+
+// Whether `v6`'s table already holds the shared part as AppendShared would
+// write it for `c`: the lookup chains, the masquerading chain (with snat),
+// and each hook chain holding exactly its two jumps, with no conditions
+// ("jump hostip_hostports", then "jump hostports", in output behind "fib
+// daddr type local": three expressions). Writing it again is not free:
+// re-adding a chain that exists is an update and the flush deletes rules,
+// and the kernel frees both only after an RCU grace period, which the
+// netfilter socket's close then waits for (portmap ADD: 15.7 ms). With
+// conditions it is always written again, as upstream does on every ADD.
+bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
+  if (!(v6 ? c.conditions_v6 : c.conditions_v4).empty()) return false;
+  const fw::NftFamily fam = fw::IpFamily(v6);
+  for (const char* chain : {kHostPorts, kHostIpHostPorts, c.snat ? kMasq : kHostPorts}) {
+    absl::StatusOr<bool> has = fw::nft::HasChain(nl, fam, kTable, chain);
+    if (!has.ok() || !*has) return false;
+  }
+  auto two_jumps = [&](const char* hook, size_t second_expressions) {
+    absl::StatusOr<std::vector<fw::NftRule>> r = fw::nft::ListRules(nl, fam, kTable, hook);
+    return r.ok() && r->size() == 2 && (*r)[0].jump == kHostIpHostPorts && (*r)[0].expressions == 1 &&
+           (*r)[1].jump == kHostPorts && (*r)[1].expressions == second_expressions;
+  };
+  return two_jumps("prerouting", 1) && two_jumps("output", 3);
+}
 
 // Every rule of `id` in both families' tables, by listing the tables.
 absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const std::string& id) {
@@ -133,10 +174,14 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& stor
   if (!stale.has_value()) {
     ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, id));
   }
+  std::set<fw::NftFamily> in_place;
+  for (const net::IpPrefix& a : addrs) {
+    if (SharedInPlace(nl, c, !a.is_v4())) in_place.insert(fw::IpFamily(!a.is_v4()));
+  }
   // Stale rules of this container (a repeated ADD) go in the same transaction.
   fw::NftBatch b;
   for (const fw::NftRule& r : *stale) b.DeleteRule(r);
-  AppendForward(b, c, id, addrs);
+  AppendForward(b, c, id, addrs, in_place);
   if (b.HasText()) {
     // User-written conditions: the nft program, which does not tell us the
     // new handles. Without a record, DEL lists.

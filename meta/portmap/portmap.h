@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,9 +77,11 @@ std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& 
 
 namespace nft {
 // Appends the tables, chains and rules Add makes to `batch` (Add puts the
-// deletion of the container's stale rules first).
+// deletion of the container's stale rules first). For the families in
+// `shared_in_place`, whose table already holds the chains and jumps every
+// ADD shares, only the container's own rules.
 void AppendForward(fw::NftBatch& batch, const Config& c, const std::string& id,
-                   const std::vector<net::IpPrefix>& addrs);
+                   const std::vector<net::IpPrefix>& addrs, const std::set<fw::NftFamily>& shared_in_place = {});
 }  // namespace nft
 namespace ipt {
 // The restore lines of the per-container chain and its entry rules (tests).

@@ -455,17 +455,17 @@ std::vector<uint64_t> RecordedHandles(const std::string& id, const char* dir = k
 // prevResult-only containers in one namespace (portmap never enters it).
 struct Shared {
   explicit Shared(NetnsFixture& fx, std::string b = "nftables") : ns(fx.AddNetns("shared")), backend(std::move(b)) {}
-  std::string Conf(int i) const {
+  std::string Conf(int i, const Json& extra = Json::object()) const {
     Json prev = {{"cniVersion", "1.0.0"},
                  {"interfaces", Json::array({{{"name", "eth0"}, {"sandbox", ns}}})},
                  {"ips", Json::array({{{"address", absl::StrCat("10.90.0.", i + 2, "/24")}, {"interface", 0}},
                                       {{"address", absl::StrCat("fd00:90::", i + 2, "/64")}, {"interface", 0}}})}};
     Json maps = Json::array({{{"hostPort", 9000 + i}, {"containerPort", 80}, {"protocol", "tcp"}},
                              {{"hostPort", 9100 + i}, {"containerPort", 53}, {"protocol", "udp"}}});
-    return PortmapConf(backend, prev.dump(), maps);
+    return PortmapConf(backend, prev.dump(), maps, extra);
   }
-  void Must(const char* command, int i) const {
-    MustSucceed(CallPlugin("portmap", command, Conf(i), ns, absl::StrCat("c", i)), command);
+  void Must(const char* command, int i, const Json& extra = Json::object()) const {
+    MustSucceed(CallPlugin("portmap", command, Conf(i, extra), ns, absl::StrCat("c", i)), command);
   }
   std::string ns;
   std::string backend;
@@ -565,6 +565,48 @@ TEST_CASE("portmap: nftables records the handles of each container's rules and D
   CHECK(HandlesOf(fx, "c1").empty());
   CHECK(HandlesOf(fx, "c2").empty());
   CHECK(Records().empty());
+}
+
+TEST_CASE("portmap: nftables ADD writes the shared hook chains only when they are not as it would write them",
+          "[netns][portmap]") {
+  NetnsFixture fx;
+  Shared s(fx);
+  // Both families' hook chains as `nft -a` lists them, handles included.
+  auto hooks = [&] {
+    std::string out;
+    for (const char* family : {"ip", "ip6"}) {
+      for (const char* chain : {"prerouting", "output"}) {
+        out += MustExec(fx, "", {"nft", "-a", "list", "chain", family, "cni_hostport", chain});
+      }
+    }
+    return out;
+  };
+  auto chain = [&](const char* family, const char* name) {
+    return MustExec(fx, "", {"nft", "list", "chain", family, "cni_hostport", name});
+  };
+  s.Must("ADD", 1);
+  const std::string first = hooks();
+  // In place: left alone, the same rules with the same handles (writing them
+  // again deletes rules, and the call then waits for the kernel to free them).
+  s.Must("ADD", 2);
+  CHECK(hooks() == first);
+  // Damaged: written again.
+  MustExec(fx, "", {"nft", "flush", "chain", "ip", "cni_hostport", "output"});
+  s.Must("ADD", 3);
+  CHECK(absl::StrContains(chain("ip", "output"), "jump hostip_hostports"));
+  CHECK(absl::StrContains(chain("ip", "output"), "fib daddr type local jump hostports"));
+  // With conditions, written with them; the next ADD without conditions
+  // writes the bare jumps again, as upstream's (last ADD wins).
+  s.Must("ADD", 4, {{"conditionsV4", Json::array({"ip", "saddr", "!=", "192.0.2.9"})}});
+  CHECK(absl::StrContains(chain("ip", "prerouting"), "ip saddr != 192.0.2.9 jump hostports"));
+  s.Must("ADD", 5);
+  CHECK_FALSE(absl::StrContains(chain("ip", "prerouting"), "192.0.2.9"));
+  CHECK(absl::StrContains(chain("ip", "prerouting"), "jump hostports"));
+  for (int i = 1; i <= 5; ++i) {
+    CHECK(HandlesOf(fx, absl::StrCat("c", i)).size() == 7);
+    s.Must("DEL", i);
+    CHECK(HandlesOf(fx, absl::StrCat("c", i)).empty());
+  }
 }
 
 TEST_CASE("portmap: with iptables-nft the jumps into each container's chain are recorded and DEL uses them",

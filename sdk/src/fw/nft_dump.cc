@@ -185,6 +185,11 @@ NftRule RuleFromAttrs(nlattr** tb) {
   if (nlattr* u = tb[NFTA_RULE_USERDATA]; u != nullptr) {
     r.comment = CommentFromUserData(static_cast<const uint8_t*>(nla_data(u)), nla_len(u));
   }
+  if (nlattr* list = tb[NFTA_RULE_EXPRESSIONS]; list != nullptr) {
+    nlattr* elem;
+    int rem;
+    nla_for_each_nested(elem, list, rem) ++r.expressions;
+  }
   return r;
 }
 }  // namespace

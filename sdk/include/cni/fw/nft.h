@@ -30,6 +30,7 @@ struct NftRule {
   uint64_t handle = 0;                // the rule's handle, unique within its table
   std::string comment;                // the rule's comment, "" when none
   std::string jump;                   // the chain its verdict jumps or goes to, "" when none
+  size_t expressions = 0;             // how many expressions it has ("jump x": 1)
 };
 
 }  // namespace cni::fw
