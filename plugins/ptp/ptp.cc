@@ -3,6 +3,7 @@
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -186,8 +187,12 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   RETURN_IF_ERROR(ValidateIpamResult(lease, args.conf));
   RETURN_IF_ERROR(EnableForwarding(hsock, lease.result()), "ptp: enabling IP forwarding");
 
+  // With IPv6, the host end routes for the container from the moment ADD
+  // returns: its link-local address skips DAD (see SetupVeth).
+  const bool v6 = std::any_of(lease.result().ips.begin(), lease.result().ips.end(),
+                              [](const IpConfig& ip) { return !ip.address.is_v4(); });
   ASSIGN_OR_RETURN(net::VethPair pair,
-                   net::SetupVeth(csock, hsock, args.ifname, config.mtu, std::nullopt));
+                   net::SetupVeth(csock, hsock, args.ifname, config.mtu, std::nullopt, /*host_skips_dad=*/v6));
   // Declared after the lease, so it runs first: link, then address. Deleting
   // the container end takes the host end with it.
   absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };

@@ -162,6 +162,12 @@ TEST_CASE("ptp: dual stack with host-local", "[netns][ptp]") {
   REQUIRE(r1.ips.size() == 2);
   REQUIRE(r2.ips.size() == 2);
   CHECK(Reservations(data).size() == 4);
+  // The host ends route from the moment ADD returns: their link-local
+  // addresses skip DAD. While one is tentative (1-2 s) the host sends no
+  // neighbour solicitation on that link, and c1 could not reach c2.
+  const std::string host_link_local = MustExec(fx, "", {"ip", "-6", "addr", "show", "scope", "link"});
+  CHECK(absl::StrContains(host_link_local, "fe80::"));
+  CHECK_FALSE(absl::StrContains(host_link_local, "tentative"));
 
   for (const cni::IpConfig& ip : r1.ips) {
     INFO(ip.address.ToString());

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
+#include "cni/net/sysctl.h"
 #include "cni/status_macros.h"
 
 namespace cni::net {
@@ -38,7 +39,7 @@ absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifn
 }
 
 absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& csock, NetlinkSocket& hsock, absl::string_view ifname, int mtu,
-                                   const std::optional<MacAddress>& mac) {
+                                   const std::optional<MacAddress>& mac, bool host_skips_dad) {
   const Netns& container = csock.netns();
   const Netns& host = hsock.netns();
 
@@ -77,6 +78,8 @@ absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& csock, NetlinkSocket& hsock, a
   ASSIGN_OR_RETURN(LinkInfo cont, LinkByName(csock, ifname));
   RETURN_IF_ERROR(SetLinkUp(csock, cont));
   ASSIGN_OR_RETURN(LinkInfo hostl, LinkByName(hsock, host_name));
+  // Before the link comes up: its link-local address is made then.
+  if (host_skips_dad) (void)WriteSysctl(host, absl::StrCat("net/ipv6/conf/", host_name, "/accept_dad"), "0");
   RETURN_IF_ERROR(SetLinkUp(hsock, hostl));
 
   std::move(undo).Cancel();

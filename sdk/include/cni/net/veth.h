@@ -32,8 +32,15 @@ std::string RandomVethName();
 // retried with a new random one; an existing `ifname` in the container is an
 // error (`container veth name "eth0" already exists`, absl::AlreadyExists).
 // On a failure after creation the pair is deleted again.
+// `host_skips_dad`: the host end's IPv6 link-local address is made without
+// duplicate address detection (accept_dad 0 before it comes up), for a host
+// end that routes (ptp): while that address is tentative, 1-2 s after the
+// link comes up, the host sends no neighbour solicitation on the link, so
+// nothing it forwards reaches the container. The host end's only neighbour
+// is the container end, whose address is its own, so DAD has nothing to
+// find. Best effort: a kernel without IPv6 has nothing to skip.
 absl::StatusOr<VethPair> SetupVeth(NetlinkSocket& container, NetlinkSocket& host, absl::string_view ifname,
-                                   int mtu, const std::optional<MacAddress>& mac);
+                                   int mtu, const std::optional<MacAddress>& mac, bool host_skips_dad = false);
 // Same, opening a NETLINK_ROUTE socket in each namespace for the call (two
 // helper threads): callers that hold sockets already should pass them.
 absl::StatusOr<VethPair> SetupVeth(const Netns& container, absl::string_view ifname, int mtu,
