@@ -104,10 +104,11 @@ void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, cons
 namespace {
 
 // Whether `v6`'s table already holds the shared part as AppendShared would
-// write it for `c`: the lookup chains, the masquerading chain (with snat),
-// and each hook chain holding exactly its two jumps, with no conditions
-// ("jump hostip_hostports", then "jump hostports", in output behind "fib
-// daddr type local": three expressions). Writing it again is not free:
+// write it for `c`: each hook chain holding exactly its two jumps, with no
+// conditions ("jump hostip_hostports", then "jump hostports", in output
+// behind "fib daddr type local": three expressions), which proves the lookup
+// chains exist (a jump cannot name a missing chain), and with snat the
+// masquerading chain. Writing it again is not free:
 // re-adding a chain that exists is an update and the flush deletes rules,
 // and the kernel frees both only after an RCU grace period, which the
 // netfilter socket's close then waits for (portmap ADD: 15.7 ms). With
@@ -115,8 +116,8 @@ namespace {
 bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
   if (!(v6 ? c.conditions_v6 : c.conditions_v4).empty()) return false;
   const fw::NftFamily fam = fw::IpFamily(v6);
-  for (const char* chain : {kHostPorts, kHostIpHostPorts, c.snat ? kMasq : kHostPorts}) {
-    absl::StatusOr<bool> has = fw::nft::HasChain(nl, fam, kTable, chain);
+  if (c.snat) {
+    absl::StatusOr<bool> has = fw::nft::HasChain(nl, fam, kTable, kMasq);
     if (!has.ok() || !*has) return false;
   }
   auto two_jumps = [&](const char* hook, size_t second_expressions) {
@@ -135,13 +136,6 @@ absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, c
     mine.insert(mine.end(), rules.begin(), rules.end());
   }
   return mine;
-}
-
-// Whether `record` can be trusted: every table it names still has the
-// handle it had when the rules were made.
-bool Trusted(net::NetlinkSocket& nl, const fw::RuleRecord& record) {
-  return std::all_of(record.tables.begin(), record.tables.end(),
-                     [&](const auto& noted) { return fw::TableUnchanged(nl, record, noted.first, kTable); });
 }
 
 // Records the container's rules among those a commit just added (not the
@@ -165,12 +159,8 @@ void Remember(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const st
 // was lost.
 absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const Config& c, const std::string& id,
                          const std::vector<net::IpPrefix>& addrs, bool first_attempt) {
-  std::optional<std::vector<fw::NftRule>> stale;  // nullopt: unknown, list them
-  if (first_attempt && store.enabled()) {
-    std::optional<fw::RuleRecord> record = store.Load(id);
-    if (!record.has_value()) stale.emplace();  // no record: nothing of ours
-    else if (Trusted(nl, *record)) stale = std::move(record->rules);
-  }
+  // nullopt: unknown, list them.
+  std::optional<std::vector<fw::NftRule>> stale = first_attempt ? store.RulesToReplace(nl, id, kTable) : std::nullopt;
   if (!stale.has_value()) {
     ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, id));
   }
@@ -195,16 +185,7 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& stor
 }
 
 absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id, bool first_attempt) {
-  std::optional<fw::RuleRecord> record = first_attempt ? store.Load(id) : std::nullopt;
-  if (record.has_value() && Trusted(nl, *record)) {
-    fw::NftBatch b;
-    for (const fw::NftRule& r : record->rules) b.DeleteRule(r);
-    if (b.Commit(nl).ok()) {
-      store.Remove(id);
-      return absl::OkStatus();
-    }
-    // A recorded rule is gone already (deleted by someone else): list.
-  }
+  if (first_attempt && store.DeleteRecorded(nl, id, kTable)) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, id));
   fw::NftBatch b;
   for (const fw::NftRule& r : mine) b.DeleteRule(r);

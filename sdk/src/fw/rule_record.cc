@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "cni/fs.h"
+#include "cni/fw/nft_batch.h"
 #include "cni/json.h"
 #include "cni/net/netns.h"
 
@@ -77,6 +79,33 @@ bool TableUnchanged(net::NetlinkSocket& nl, const RuleRecord& record, NftFamily 
   if (noted == record.tables.end()) return false;
   absl::StatusOr<std::optional<uint64_t>> now = nft::TableHandle(nl, family, table);
   return now.ok() && *now == noted->second;
+}
+
+namespace {
+// Whether every table `record` noted still has the handle it had.
+bool Trusted(net::NetlinkSocket& nl, const RuleRecord& record, const char* table) {
+  return std::all_of(record.tables.begin(), record.tables.end(),
+                     [&](const auto& noted) { return TableUnchanged(nl, record, noted.first, table); });
+}
+}  // namespace
+
+std::optional<std::vector<NftRule>> RuleRecordStore::RulesToReplace(net::NetlinkSocket& nl, const std::string& id,
+                                                                    const char* table) const {
+  if (!enabled()) return std::nullopt;
+  std::optional<RuleRecord> record = Load(id);
+  if (!record.has_value()) return std::vector<NftRule>{};
+  if (!Trusted(nl, *record, table)) return std::nullopt;
+  return std::move(record->rules);
+}
+
+bool RuleRecordStore::DeleteRecorded(net::NetlinkSocket& nl, const std::string& id, const char* table) const {
+  std::optional<RuleRecord> record = Load(id);
+  if (!record.has_value() || !Trusted(nl, *record, table)) return false;
+  NftBatch b;
+  for (const NftRule& r : record->rules) b.DeleteRule(r);
+  if (!b.Commit(nl).ok()) return false;
+  Remove(id);
+  return true;
 }
 
 bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, const char* table) {

@@ -79,6 +79,19 @@ class RuleRecordStore {
     return IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/false);
   }
 
+  // For an ADD that replaces the container's rules: those its record names,
+  // when every table the record noted (each family's `table`) still has its
+  // handle; none when there is no record (a new container: the spec forbids
+  // a second ADD without a DEL between); nullopt when records are disabled or
+  // this one cannot be trusted: the caller lists.
+  std::optional<std::vector<NftRule>> RulesToReplace(net::NetlinkSocket& nl, const std::string& id,
+                                                     const char* table) const;
+  // For a DEL: deletes the rules the container's record names, in one
+  // transaction, then forgets the record. False, with nothing deleted, when
+  // there is no trusted record or a recorded rule is gone (someone else
+  // deleted it): the caller lists.
+  bool DeleteRecorded(net::NetlinkSocket& nl, const std::string& id, const char* table) const;
+
  private:
   RuleRecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
   // The IDs of this namespace's files (records, and with `temporaries`
