@@ -3,11 +3,13 @@
 // nft's listing reads as the text we meant (so both are not wrong alike).
 // Transactions are atomic, failures name the command, big batches fit.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <netlink/socket.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -356,5 +358,49 @@ TEST_CASE("Nft: TableHandle changes when a table is made again, HasChain looks u
   absl::StatusOr<std::optional<uint64_t>> second = cni::fw::nft::TableHandle(*cni::test::NetfilterSocket(), kIp, "t");
   REQUIRE((second.ok() && second->has_value()));
   CHECK(**second != **first);
+  MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
+}
+
+// A dump the caller stops early (ListFirstRules) leaves the rest of the
+// listing on the socket. When that rest is only the listing's end, it is
+// read and the socket kept; when more objects follow (a long chain), the
+// socket is replaced. Either way the next requests get their own answers.
+TEST_CASE("NetlinkSocket: a dump stopped early keeps its socket only when nothing but the dump's end is left",
+          "[netns][fw]") {
+  NetnsFixture fx;
+  NftBatch b = WithTableT();
+  b.AddChain(kIp, "t", "short");
+  b.AddChain(kIp, "t", "long");
+  for (int port = 1; port <= 2; ++port) b.AddRule(kIp, "t", "short", NftRuleSpec().DestPort(kTcp, port).Drop());
+  // Far more than one datagram of answers (the kernel fills at most 32 KiB).
+  constexpr int kLong = 600;
+  for (int port = 1; port <= kLong; ++port) {
+    b.AddRule(kIp, "t", "long", NftRuleSpec().DestPort(kTcp, port).Drop().Comment(absl::StrCat("rule ", port)));
+  }
+  REQUIRE(b.Commit().ok());
+  std::unique_ptr<cni::net::NetlinkSocket> nl = cni::test::NetfilterSocket();
+  const uint32_t first_port = nl_socket_get_local_port(nl->get());
+
+  absl::StatusOr<std::vector<cni::fw::NftRule>> one = cni::fw::nft::ListFirstRules(*nl, kIp, "t", "short", 1);
+  REQUIRE(one.ok());
+  REQUIRE(one->size() == 1);
+  absl::StatusOr<std::vector<cni::fw::NftRule>> both = cni::fw::nft::ListRules(*nl, kIp, "t", "short");
+  REQUIRE(both.ok());
+  CHECK(both->size() == 2);
+  CHECK(SameRule(one->front(), both->front()));
+  CHECK(nl_socket_get_local_port(nl->get()) == first_port);  // the same socket
+
+  absl::StatusOr<std::vector<cni::fw::NftRule>> head = cni::fw::nft::ListFirstRules(*nl, kIp, "t", "long", 3);
+  REQUIRE(head.ok());
+  REQUIRE(head->size() == 3);
+  CHECK((*head)[2].comment == "rule 3");
+  // The long listing's rest never reaches these answers.
+  CHECK(*cni::fw::nft::HasChain(*nl, kIp, "t", "short"));
+  absl::StatusOr<std::vector<cni::fw::NftRule>> all = cni::fw::nft::ListRules(*nl, kIp, "t", "long");
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == kLong);
+  CHECK(all->back().comment == absl::StrCat("rule ", kLong));
+  CHECK(nl_socket_get_local_port(nl->get()) != first_port);  // a new socket
+
   MustExec(fx, "", {"nft", "delete", "table", "ip", "t"});
 }

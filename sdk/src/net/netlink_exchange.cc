@@ -95,6 +95,33 @@ absl::Status NetlinkSocket::Exchange(absl::string_view request, uint32_t first_s
   }
 }
 
+bool NetlinkSocket::EndOfStoppedDump(nlmsghdr* stopped_at, int left, uint32_t first, uint32_t count) {
+  auto ends_ours = [&](nlmsghdr* h, int len) {
+    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+      if (h->nlmsg_seq - first >= count) continue;
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) return true;
+    }
+    return false;
+  };
+  // Some dumps (rtnetlink's, lately) end in the datagram that holds their
+  // last objects.
+  int rest = left;
+  nlmsghdr* next = NLMSG_NEXT(stopped_at, rest);
+  if (ends_ours(next, rest)) return true;
+  // Others (nf_tables') end in a datagram of their own, which the kernel
+  // made while the one in hand was read (netlink_recvmsg goes on with the
+  // dump then), so it is already queued: reading it, without waiting,
+  // finishes the dump. Anything else queued (more objects) means the dump
+  // goes on, and only a new socket is rid of it.
+  const int fd = nl_socket_get_fd(sock_.get());
+  ssize_t n;
+  do {
+    n = recv(fd, buf_.get(), buf_size_, MSG_TRUNC | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 || static_cast<size_t>(n) > buf_size_) return false;
+  return ends_ours(reinterpret_cast<nlmsghdr*>(buf_.get()), static_cast<int>(n));
+}
+
 absl::Status NetlinkSocket::Receive(uint32_t first, uint32_t count, const NlExchange& how,
                                     absl::string_view what, bool& again) {
   again = false;
@@ -156,7 +183,7 @@ absl::Status NetlinkSocket::Receive(uint32_t first, uint32_t count, const NlExch
       if (h->nlmsg_type < NLMSG_MIN_TYPE) continue;  // NOOP, OVERRUN
       if (how.each && !how.each(h)) {
         // Stopped early: an ack or the rest of a dump may still come.
-        dirty_ = how.until != NlAnswer::kOne;
+        dirty_ = how.until == NlAnswer::kDump ? !EndOfStoppedDump(h, left, first, count) : how.until != NlAnswer::kOne;
         return absl::OkStatus();
       }
       if (how.until == NlAnswer::kOne) return absl::OkStatus();

@@ -192,6 +192,12 @@ class NetlinkSocket {
   // Reads answers to the sequence numbers [first, first + count) as `how` says.
   absl::Status Receive(uint32_t first, uint32_t count, const NlExchange& how, absl::string_view what,
                        bool& again);
+  // After a dump of the request numbers [first, first + count) was stopped at
+  // `stopped_at` (`left` bytes of the datagram from there on): whether its
+  // end has been read too, so the socket is clean. A dump stopped while
+  // short (a chain's first rules of a few) usually ends right after; a long
+  // one goes on, and the socket needs Reconnect.
+  bool EndOfStoppedDump(nlmsghdr* stopped_at, int left, uint32_t first, uint32_t count);
   // Grows the kernel's send / receive buffer of the socket to `bytes`.
   void GrowBuffer(int option, int force_option, size_t bytes);
 
