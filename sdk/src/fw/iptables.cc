@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -87,24 +88,31 @@ bool IptablesAvailable(bool ipv6) {
   return !FindTool(Prog(ipv6, true)).empty() && !FindTool(Prog(ipv6, false)).empty();
 }
 
-namespace {
-
-// Whether `tool` is iptables-nft (Debian's default since 10): it keeps its
-// tables as nf_tables tables of the same name ("ip nat", "ip6 nat"), which a
-// netlink dump reads without starting a program.
-bool IsNftVariant(const std::string& tool) {
-  char real[PATH_MAX];
-  if (realpath(tool.c_str(), real) == nullptr) return false;
-  absl::string_view name(real);
+// The links are followed one readlink each (Debian: iptables ->
+// /etc/alternatives/iptables -> iptables-nft -> xtables-nft-multi): realpath()
+// would also ask about every directory on the way, 11 system calls instead of
+// 4 on every portmap and firewall call.
+bool IsIptablesNftProgram(const std::string& tool) {
+  std::string path = tool;
+  for (int links = 0;; ++links) {
+    if (links > 40) return false;  // a loop, as realpath's ELOOP
+    char target[PATH_MAX];
+    ssize_t n = readlink(path.c_str(), target, sizeof(target));
+    if (n < 0 && errno == EINVAL) break;  // not a link: the program itself
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof(target)) return false;
+    absl::string_view next(target, static_cast<size_t>(n));
+    // A relative target is relative to the link's directory.
+    path = next[0] == '/' ? std::string(next) : absl::StrCat(path.substr(0, path.rfind('/') + 1), next);
+  }
+  absl::string_view name(path);
   name = name.substr(name.rfind('/') + 1);
   return absl::StartsWith(name, "xtables-nft") || absl::EndsWith(name, "tables-nft");
 }
 
-}  // namespace
 
 bool IptablesIsNft(bool ipv6) {
   std::string tool = FindTool(ipv6 ? "ip6tables" : "iptables");
-  return !tool.empty() && IsNftVariant(tool);
+  return !tool.empty() && IsIptablesNftProgram(tool);
 }
 
 absl::StatusOr<bool> IptablesHasChain(bool ipv6, absl::string_view table, absl::string_view chain) {
@@ -117,7 +125,7 @@ absl::StatusOr<bool> IptablesHasChain(net::NetlinkSocket* nf, bool ipv6, absl::s
   const char* prog = ipv6 ? "ip6tables" : "iptables";
   std::string tool = FindTool(prog);
   if (tool.empty()) return ToolMissing(prog);
-  if (nf != nullptr && IsNftVariant(tool)) {
+  if (nf != nullptr && IsIptablesNftProgram(tool)) {
     absl::StatusOr<bool> has = nft::HasChain(*nf, IpFamily(ipv6), table, chain);
     if (has.ok()) return *has;
     // A failed lookup: ask iptables itself.

@@ -38,6 +38,11 @@ bool IptablesAvailable(bool ipv6);
 // to ask before every full save.
 bool IptablesIsNft(bool ipv6);
 
+// Whether the program at `path` is iptables-nft: the file its chain of
+// symbolic links ends at is named *tables-nft or xtables-nft-*. False when
+// it cannot be followed (missing, a loop).
+bool IsIptablesNftProgram(const std::string& path);
+
 // Whether chain `chain` exists in `table`. With iptables-nft, read from the
 // kernel (one nf_tables GET of that chain, ~0.1 ms at any table size); otherwise
 // asked with one `(ip6)iptables -S <chain>` (a few ms whatever the table's
