@@ -233,10 +233,14 @@ absl::StatusOr<net::LinkInfo> EnsureConfiguredBridge(net::NetlinkSocket& sock, c
 }
 
 // The host end of the veth pair as a port of the bridge, with the config's
-// port flags and VLANs.
+// port flags and VLANs. SetupVeth has just read it: its index, name and MAC
+// are all a port needs, so it is not read again.
 absl::StatusOr<net::LinkInfo> ConnectHostVeth(net::NetlinkSocket& sock, const net::LinkInfo& br,
-                                              int host_index, const Config& config) {
-  ASSIGN_OR_RETURN(net::LinkInfo host_veth, net::LinkByIndex(sock, host_index));
+                                              const net::VethPair& pair, const Config& config) {
+  net::LinkInfo host_veth;
+  host_veth.index = pair.host_index;
+  host_veth.name = pair.host.name;
+  if (absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(pair.host.mac); mac.ok()) host_veth.mac = *mac;
   RETURN_IF_ERROR(ConnectPort(sock, br, host_veth, config.hairpin, config.port_isolation,
                               PlanVlans(config)),
                   "bridge");
@@ -394,7 +398,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   absl::Cleanup remove_veth = [&] {
     (void)net::DeleteLinkByNameIfExists(ns.container_sock, args.ifname);
   };
-  ASSIGN_OR_RETURN(net::LinkInfo host_veth, ConnectHostVeth(ns.host_sock, br, pair.host_index, config));
+  ASSIGN_OR_RETURN(net::LinkInfo host_veth, ConnectHostVeth(ns.host_sock, br, pair, config));
 
   Result result;
   result.cni_version = args.conf.cni_version;

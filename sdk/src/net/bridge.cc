@@ -129,14 +129,23 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
   // only if it really is a bridge.
   if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
   ASSIGN_OR_RETURN(LinkInfo br, BridgeByName(sock, spec.name));
+  bool changed = false;  // then read again, as the change left it
   if (spec.vlan_filtering && !created.ok()) {
     ASSIGN_OR_RETURN(bool on, BridgeVlanFiltering(sock, br.index));
-    if (!on) RETURN_IF_ERROR(SetBridgeVlanFiltering(sock, br, true));
+    if (!on) {
+      RETURN_IF_ERROR(SetBridgeVlanFiltering(sock, br, true));
+      changed = true;
+    }
   }
   if (spec.promisc && (br.flags & IFF_PROMISC) == 0) {
     RETURN_IF_ERROR(SetLinkPromiscuous(sock, br, true));
+    changed = true;
   }
-  if (!br.up()) RETURN_IF_ERROR(SetLinkUp(sock, br));
+  if (!br.up()) {
+    RETURN_IF_ERROR(SetLinkUp(sock, br));
+    changed = true;
+  }
+  if (!changed) return br;  // the usual ADD: the bridge is as the last one left it
   return LinkByIndex(sock, br.index);
 }
 

@@ -3,10 +3,12 @@
 #include <linux/if.h>
 #include <linux/netlink.h>
 #include <netlink/cache.h>
+#include <netlink/msg.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -39,13 +41,40 @@ LinkInfo InfoOf(rtnl_link* l) {
   return info;
 }
 
+// One RTM_NEWLINK answer, read by libnl's link parser (as ListLinks' cache
+// fill reads each), so both give the same LinkInfo.
+std::optional<LinkInfo> ParseLinkAnswer(nlmsghdr* answer) {
+  NlMsgPtr msg(nlmsg_convert(answer));
+  if (!msg) return std::nullopt;
+  nlmsg_set_proto(msg.get(), NETLINK_ROUTE);  // picks the parser
+  std::optional<LinkInfo> info;
+  nl_msg_parse(
+      msg.get(), [](nl_object* o, void* out) { *static_cast<std::optional<LinkInfo>*>(out) = InfoOf(reinterpret_cast<rtnl_link*>(o)); },
+      &info);
+  return info;
+}
+
+// Sent through the socket's own exchange: one send and one read, where libnl's
+// rtnl_link_get_kernel asks for an acknowledgement too and peeks before each
+// read (five system calls; a bridge ADD makes seven lookups).
 absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* name,
                                  absl::string_view what) {
-  rtnl_link* raw = nullptr;
-  int rc = rtnl_link_get_kernel(sock.get(), index, name, &raw);
-  RtnlLinkPtr link(raw);
+  nl_msg* raw = nullptr;
+  int rc = rtnl_link_build_get_request(index, name, &raw);
+  NlMsgPtr request(raw);
   if (rc < 0) return NlError(rc, what);
-  return InfoOf(link.get());
+  std::optional<LinkInfo> info;
+  bool answered = false;
+  NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
+                   answered = h->nlmsg_type == RTM_NEWLINK;
+                   if (answered) info = ParseLinkAnswer(h);
+                   return false;
+                 }};
+  RETURN_IF_ERROR(sock.Exchange(request.get(), how, what));
+  if (!info.has_value()) {
+    return absl::InternalError(absl::StrCat(what, answered ? ": unreadable answer" : ": no answer"));
+  }
+  return *std::move(info);
 }
 
 // Sends RTM_NEWLINK for the existing link `target` with the attributes set in
