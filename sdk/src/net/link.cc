@@ -6,7 +6,8 @@
 #include <netlink/cache.h>
 #include <netlink/msg.h>
 #include <netlink/route/link.h>
-#include <netlink/route/link/veth.h>
+#include <linux/veth.h>
+#include <netlink/errno.h>
 
 #include <array>
 #include <cstdint>
@@ -167,24 +168,34 @@ absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock) {
 
 absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
   std::string what = VethWhat(spec);
-  RtnlLinkPtr link(rtnl_link_veth_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  RtnlLinkPtr peer(rtnl_link_veth_get_peer(link.get()));  // a reference into `link`
-  rtnl_link_set_name(link.get(), spec.name.c_str());
-  rtnl_link_set_name(peer.get(), spec.peer_name.c_str());
-  if (spec.mtu > 0) {
-    rtnl_link_set_mtu(link.get(), static_cast<unsigned>(spec.mtu));
-    rtnl_link_set_mtu(peer.get(), static_cast<unsigned>(spec.mtu));
-  }
-  // libnl takes its own reference on addresses, so these may go at scope end.
-  if (spec.mac) rtnl_link_set_addr(link.get(), ToNlAddr(*spec.mac).get());
-  if (spec.peer_mac) rtnl_link_set_addr(peer.get(), ToNlAddr(*spec.peer_mac).get());
-  // The peer is born in its namespace: it never shows up (or collides) here.
-  if (spec.peer_netns != nullptr) rtnl_link_set_ns_fd(peer.get(), spec.peer_netns->fd());
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  // Written here, as link changes are (see Change): the message libnl's veth
+  // builder makes, without its rtnl_link objects.
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  nl_msg* m = msg.get();
+  // One end: its ifinfomsg, then its name, MTU, MAC and (the peer) namespace.
+  auto put_end = [&](const std::string& name, const std::optional<MacAddress>& mac, const Netns* ns) {
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+    if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, name.c_str());
+    if (rc >= 0 && spec.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(spec.mtu));
+    if (rc >= 0 && mac) rc = nla_put(m, IFLA_ADDRESS, mac->bytes().size(), mac->bytes().data());
+    // The peer is born in its namespace: it never shows up (or collides) here.
+    if (rc >= 0 && ns != nullptr) rc = nla_put_u32(m, IFLA_NET_NS_FD, static_cast<uint32_t>(ns->fd()));
+    return rc;
+  };
+  int rc = put_end(spec.name, spec.mac, nullptr);
+  nlattr* linkinfo = rc >= 0 ? nla_nest_start(m, IFLA_LINKINFO) : nullptr;
+  if (linkinfo != nullptr) rc = nla_put_string(m, IFLA_INFO_KIND, "veth");
+  nlattr* data = rc >= 0 && linkinfo != nullptr ? nla_nest_start(m, IFLA_INFO_DATA) : nullptr;
+  // VETH_INFO_PEER holds the peer's ifinfomsg followed by its attributes.
+  nlattr* peer = data != nullptr ? nla_nest_start(m, VETH_INFO_PEER) : nullptr;
+  if (peer == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
+  if (rc = put_end(spec.peer_name, spec.peer_mac, spec.peer_netns); rc < 0) return NlError(rc, what);
+  nla_nest_end(m, peer);
+  nla_nest_end(m, data);
+  nla_nest_end(m, linkinfo);
   return msg;
 }
 
@@ -262,13 +273,12 @@ absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const 
 
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link) {
   std::string what = absl::StrCat("deleting link ", Quoted(link.name));
-  RtnlLinkPtr l(rtnl_link_alloc());
-  if (!l) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  rtnl_link_set_ifindex(l.get(), link.index);
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_delete_request(l.get(), &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_DELLINK, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = link.index;
+  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
   return sock.Transact(msg.get(), what);
 }
 
@@ -326,14 +336,21 @@ absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
 
 absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
   std::string what = absl::StrCat("creating ifb ", Quoted(spec.name));
-  RtnlLinkPtr link(rtnl_link_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_set_type(link.get(), "ifb"); rc < 0) return NlError(rc, what);
-  if (spec.mtu > 0) rtnl_link_set_mtu(link.get(), static_cast<unsigned>(spec.mtu));
-  // IFLA_TXQLEN is always sent: upstream creates its ifb with a queue length of 0.
-  rtnl_link_set_txqlen(link.get(), static_cast<unsigned>(spec.txqlen));
-  rtnl_link_set_flags(link.get(), IFF_UP);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildCreateRequest(link.get(), spec.name, what));
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_flags = ifi.ifi_change = IFF_UP;  // born up
+  nl_msg* m = msg.get();
+  int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, spec.name.c_str());
+  if (rc >= 0 && spec.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(spec.mtu));
+  // Always sent: upstream creates its ifb with a queue length of 0.
+  if (rc >= 0) rc = nla_put_u32(m, IFLA_TXQLEN, static_cast<uint32_t>(spec.txqlen));
+  nlattr* linkinfo = rc >= 0 ? nla_nest_start(m, IFLA_LINKINFO) : nullptr;
+  if (linkinfo == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
+  if (rc = nla_put_string(m, IFLA_INFO_KIND, "ifb"); rc < 0) return NlError(rc, what);
+  nla_nest_end(m, linkinfo);
   RETURN_IF_ERROR(sock.Transact(msg.get(), what));
   if (spec.alias.empty()) return absl::OkStatus();
   // The kernel ignores IFLA_IFALIAS when creating a link: set it afterwards.
