@@ -2,7 +2,6 @@
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <netlink/cache.h>
 #include <netlink/msg.h>
 #include <sys/socket.h>
 
@@ -10,7 +9,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <netlink/route/addr.h>
 
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
@@ -20,21 +18,32 @@ namespace cni::net {
 namespace {
 
 using internal::AfOf;
-using internal::FromNlAddr;
-using internal::ToNlAddr;
 
-// A libnl address object for `prefix` on `ifindex`, or null when out of memory.
-RtnlAddrPtr Build(int ifindex, const IpPrefix& prefix, NlAddrPtr& local) {
-  RtnlAddrPtr addr(rtnl_addr_alloc());
-  local = ToNlAddr(prefix);
-  if (!addr || !local) return nullptr;
-  rtnl_addr_set_ifindex(addr.get(), ifindex);
-  rtnl_addr_set_family(addr.get(), AfOf(prefix.family()));
-  rtnl_addr_set_local(addr.get(), local.get());
-  // set_local derives the prefix length from the nl_addr; set it explicitly so
-  // the meaning does not depend on that detail.
-  rtnl_addr_set_prefixlen(addr.get(), prefix.len());
-  return addr;
+// RTM_NEWADDR / RTM_DELADDR for `prefix` on `ifindex`, written here as
+// libnl's address builder writes it (IFA_LOCAL and IFA_ADDRESS both the
+// address, universe scope but for IPv4 loopback, flags above the header's
+// eight bits in IFA_FLAGS), without its rtnl_addr objects: a libnl object
+// builder's code is paged in for one message in a short-lived plugin.
+absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, const IpPrefix& prefix,
+                                        uint32_t ifa_flags, const std::optional<IpAddress>& broadcast,
+                                        absl::string_view what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(type, msg_flags));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  const IpAddress& ip = prefix.addr();
+  ifaddrmsg ifa{};
+  ifa.ifa_family = static_cast<unsigned char>(AfOf(prefix.family()));
+  ifa.ifa_prefixlen = static_cast<unsigned char>(prefix.len());
+  ifa.ifa_flags = static_cast<unsigned char>(ifa_flags & 0xff);
+  ifa.ifa_scope = ip.is_v4() && ip.data()[0] == 127 ? RT_SCOPE_HOST : RT_SCOPE_UNIVERSE;
+  ifa.ifa_index = static_cast<uint32_t>(ifindex);
+  nl_msg* m = msg.get();
+  int rc = nlmsg_append(m, &ifa, sizeof(ifa), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = nla_put(m, IFA_LOCAL, ip.byte_length(), ip.data());
+  if (rc >= 0) rc = nla_put(m, IFA_ADDRESS, ip.byte_length(), ip.data());
+  if (rc >= 0 && broadcast) rc = nla_put(m, IFA_BROADCAST, broadcast->byte_length(), broadcast->data());
+  if (rc >= 0 && (ifa_flags & ~0xffu) != 0) rc = nla_put_u32(m, IFA_FLAGS, ifa_flags);
+  if (rc < 0) return NlError(rc, what);
+  return msg;
 }
 
 }  // namespace
@@ -42,31 +51,17 @@ RtnlAddrPtr Build(int ifindex, const IpPrefix& prefix, NlAddrPtr& local) {
 absl::Status AddAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& prefix,
                         const AddressOptions& opts) {
   std::string what = absl::StrCat("adding address ", prefix.ToString(), " to link #", ifindex);
-  NlAddrPtr local, brd;
-  RtnlAddrPtr addr = Build(ifindex, prefix, local);
-  if (!addr) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (opts.flags != 0) rtnl_addr_set_flags(addr.get(), opts.flags);
-  if (opts.auto_broadcast && prefix.is_v4() && prefix.len() < 31) {
-    brd = ToNlAddr(prefix.LastAddress());
-    if (brd) rtnl_addr_set_broadcast(addr.get(), brd.get());
-  }
-  nl_msg* raw = nullptr;
+  std::optional<IpAddress> broadcast;
+  if (opts.auto_broadcast && prefix.is_v4() && prefix.len() < 31) broadcast = prefix.LastAddress();
   // NLM_F_EXCL: an address that is already there is reported, not silently kept.
-  int rc = rtnl_addr_build_add_request(addr.get(), NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, AddressRequest(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, prefix, opts.flags,
+                                                broadcast, what));
   return sock.Transact(msg.get(), what);
 }
 
 absl::Status DeleteAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& prefix) {
   std::string what = absl::StrCat("deleting address ", prefix.ToString(), " from link #", ifindex);
-  NlAddrPtr local;
-  RtnlAddrPtr addr = Build(ifindex, prefix, local);
-  if (!addr) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  nl_msg* raw = nullptr;
-  int rc = rtnl_addr_build_delete_request(addr.get(), 0, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, AddressRequest(RTM_DELADDR, 0, ifindex, prefix, 0, std::nullopt, what));
   return sock.Transact(msg.get(), what);
 }
 

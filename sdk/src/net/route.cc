@@ -19,56 +19,78 @@ using internal::AfOf;
 using internal::FromNlAddr;
 using internal::ToNlAddr;
 
-// Builds the libnl route object for `r`. Addresses handed to libnl are
-// reference-counted and copied in, so the temporaries can go at scope end.
-absl::StatusOr<RtnlRoutePtr> Build(const RouteSpec& r, RouteOp op, absl::string_view what) {
-  auto oom = [&] { return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory")); };
-  RtnlRoutePtr route(rtnl_route_alloc());
-  if (!route) return oom();
-  rtnl_route_set_family(route.get(), static_cast<uint8_t>(AfOf(r.dst.family())));
-  NlAddrPtr dst = ToNlAddr(r.dst.Network());
-  if (!dst) return oom();
-  rtnl_route_set_dst(route.get(), dst.get());
-  rtnl_route_set_table(route.get(), r.table != 0 ? static_cast<uint32_t>(r.table) : RT_TABLE_MAIN);
-  if (r.type != 0) rtnl_route_set_type(route.get(), static_cast<uint8_t>(r.type));
-  if (r.scope) {
-    rtnl_route_set_scope(route.get(), static_cast<uint8_t>(*r.scope));
-  } else if (op == RouteOp::kDelete) {
-    // libnl would otherwise guess a scope; RT_SCOPE_NOWHERE is the kernel's
-    // "any scope" on delete.
-    rtnl_route_set_scope(route.get(), RT_SCOPE_NOWHERE);
-  }
-  // The kernel matches the protocol on delete unless it is 0 (RTPROT_UNSPEC).
-  int protocol = r.protocol.value_or(op == RouteOp::kDelete ? RTPROT_UNSPEC : RTPROT_BOOT);
-  rtnl_route_set_protocol(route.get(), static_cast<uint8_t>(protocol));
-  if (r.priority) rtnl_route_set_priority(route.get(), *r.priority);
-  if (r.src) {
-    NlAddrPtr src = ToNlAddr(*r.src);
-    if (!src) return oom();
-    rtnl_route_set_pref_src(route.get(), src.get());
-  }
-  if (r.mtu) rtnl_route_set_metric(route.get(), RTAX_MTU, static_cast<unsigned>(*r.mtu));
-  if (r.advmss) rtnl_route_set_metric(route.get(), RTAX_ADVMSS, static_cast<unsigned>(*r.advmss));
+// Puts `ip` as attribute `type`.
+int PutIp(nl_msg* m, int type, const IpAddress& ip) { return nla_put(m, type, ip.byte_length(), ip.data()); }
 
+// The route message for `r`, written here as libnl's route builder writes it
+// (rtmsg, RTA_TABLE always, RTA_DST, priority, preferred source, metrics,
+// then one path as RTA_GATEWAY/RTA_OIF with its flags in the header, or
+// RTA_MULTIPATH with one rtnexthop per path), without its rtnl_route
+// objects: a libnl object builder's code is paged in for one message in a
+// short-lived plugin.
+absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
   std::vector<Nexthop> paths = r.multipath;
   if (paths.empty() && (r.gw || r.ifindex != 0)) paths.push_back({r.gw, r.ifindex, 1});
-  for (const Nexthop& p : paths) {
-    RtnlNexthopPtr nh(rtnl_route_nh_alloc());
-    if (!nh) return oom();
-    if (p.ifindex != 0) rtnl_route_nh_set_ifindex(nh.get(), p.ifindex);
-    if (r.onlink && r.multipath.empty()) rtnl_route_nh_set_flags(nh.get(), RTNH_F_ONLINK);
-    if (p.gw) {
-      NlAddrPtr gw = ToNlAddr(*p.gw);
-      if (!gw) return oom();
-      rtnl_route_nh_set_gateway(nh.get(), gw.get());
-    }
-    // libnl stores the raw rtnh_hops, which is weight - 1.
-    if (r.multipath.size() > 0 && p.weight > 1) {
-      rtnl_route_nh_set_weight(nh.get(), static_cast<uint8_t>(p.weight - 1));
-    }
-    rtnl_route_add_nexthop(route.get(), nh.release());  // the route owns it now
+  const uint32_t table = r.table != 0 ? static_cast<uint32_t>(r.table) : RT_TABLE_MAIN;
+  rtmsg rtm{};
+  rtm.rtm_family = static_cast<unsigned char>(AfOf(r.dst.family()));
+  rtm.rtm_dst_len = static_cast<unsigned char>(r.dst.len());
+  // Tables above 255 only RTA_TABLE can name (the kernel reads it first).
+  rtm.rtm_table = static_cast<unsigned char>(table < 256 ? table : RT_TABLE_UNSPEC);
+  // The kernel matches the protocol on delete unless it is 0 (RTPROT_UNSPEC).
+  rtm.rtm_protocol = static_cast<unsigned char>(r.protocol.value_or(op == RouteOp::kDelete ? RTPROT_UNSPEC : RTPROT_BOOT));
+  rtm.rtm_type = static_cast<unsigned char>(r.type != 0 ? r.type : RTN_UNICAST);
+  if (r.scope) {
+    rtm.rtm_scope = static_cast<unsigned char>(*r.scope);
+  } else if (op == RouteOp::kDelete) {
+    rtm.rtm_scope = RT_SCOPE_NOWHERE;  // the kernel's "any scope" on delete
+  } else {
+    // As `ip route`: host for a local route, universe when a path has a
+    // gateway, else link.
+    const bool via = std::any_of(paths.begin(), paths.end(), [](const Nexthop& p) { return p.gw.has_value(); });
+    rtm.rtm_scope = r.type == RTN_LOCAL ? RT_SCOPE_HOST : via ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
   }
-  return route;
+  const bool one_path = paths.size() == 1;
+  if (one_path && r.onlink && r.multipath.empty()) rtm.rtm_flags |= RTNH_F_ONLINK;
+  int rc = nlmsg_append(m, &rtm, sizeof(rtm), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = nla_put_u32(m, RTA_TABLE, table);
+  if (rc >= 0) rc = PutIp(m, RTA_DST, r.dst.Network().addr());
+  if (rc >= 0 && r.priority) rc = nla_put_u32(m, RTA_PRIORITY, *r.priority);
+  if (rc >= 0 && r.src) rc = PutIp(m, RTA_PREFSRC, *r.src);
+  if (rc >= 0 && (r.mtu || r.advmss)) {
+    nlattr* metrics = nla_nest_start(m, RTA_METRICS);
+    if (metrics == nullptr) rc = -NLE_NOMEM;
+    if (rc >= 0 && r.mtu) rc = nla_put_u32(m, RTAX_MTU, static_cast<uint32_t>(*r.mtu));
+    if (rc >= 0 && r.advmss) rc = nla_put_u32(m, RTAX_ADVMSS, static_cast<uint32_t>(*r.advmss));
+    if (rc >= 0) nla_nest_end(m, metrics);
+  }
+  if (rc >= 0 && one_path) {
+    if (paths[0].gw) rc = PutIp(m, RTA_GATEWAY, *paths[0].gw);
+    if (rc >= 0 && paths[0].ifindex != 0) rc = nla_put_u32(m, RTA_OIF, static_cast<uint32_t>(paths[0].ifindex));
+  } else if (rc >= 0 && paths.size() > 1) {
+    nlattr* multipath = nla_nest_start(m, RTA_MULTIPATH);
+    if (multipath == nullptr) rc = -NLE_NOMEM;
+    for (const Nexthop& p : paths) {
+      if (rc < 0) break;
+      auto* nh = static_cast<rtnexthop*>(nlmsg_reserve(m, sizeof(rtnexthop), NLMSG_ALIGNTO));
+      if (nh == nullptr) {
+        rc = -NLE_NOMEM;
+        break;
+      }
+      const auto offset = reinterpret_cast<char*>(nh) - reinterpret_cast<char*>(nlmsg_hdr(m));
+      nh->rtnh_flags = 0;
+      // rtnh_hops is the weight minus one.
+      nh->rtnh_hops = static_cast<unsigned char>(r.multipath.size() > 0 && p.weight > 1 ? p.weight - 1 : 0);
+      nh->rtnh_ifindex = p.ifindex;
+      if (p.gw) rc = PutIp(m, RTA_GATEWAY, *p.gw);
+      // Re-found from the header: putting the gateway may have moved the message.
+      nh = reinterpret_cast<rtnexthop*>(reinterpret_cast<char*>(nlmsg_hdr(m)) + offset);
+      nh->rtnh_len = static_cast<unsigned short>(reinterpret_cast<char*>(nlmsg_tail(nlmsg_hdr(m))) - reinterpret_cast<char*>(nh));
+    }
+    if (rc >= 0) nla_nest_end(m, multipath);
+  }
+  if (rc < 0) return NlError(rc, "building the route message");
+  return absl::OkStatus();
 }
 
 std::string What(const RouteSpec& r, RouteOp op) {
@@ -80,28 +102,27 @@ std::string What(const RouteSpec& r, RouteOp op) {
 
 absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
   std::string what = What(r, op);
-  ASSIGN_OR_RETURN(RtnlRoutePtr route, Build(r, op, what));
-  nl_msg* raw = nullptr;
-  int rc = 0;
+  int type = RTM_NEWROUTE, flags = NLM_F_CREATE;
   switch (op) {
     case RouteOp::kAdd:
-      rc = rtnl_route_build_add_request(route.get(), NLM_F_EXCL, &raw);
+      flags |= NLM_F_EXCL;
       break;
     case RouteOp::kAddAlongside:
       // Neither EXCL nor REPLACE: the kernel adds the route next to any other
       // one to the same destination and refuses only an identical route
-      // (`ip route prepend`). libnl adds NLM_F_CREATE itself.
-      rc = rtnl_route_build_add_request(route.get(), 0, &raw);
+      // (`ip route prepend`).
       break;
     case RouteOp::kReplace:
-      rc = rtnl_route_build_add_request(route.get(), NLM_F_REPLACE, &raw);
+      flags |= NLM_F_REPLACE;
       break;
     case RouteOp::kDelete:
-      rc = rtnl_route_build_del_request(route.get(), 0, &raw);
+      type = RTM_DELROUTE;
+      flags = 0;
       break;
   }
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  RETURN_IF_ERROR(FillRoute(msg.get(), r, op), what);
   return msg;
 }
 
