@@ -1,5 +1,6 @@
 #include "cni/net/qdisc.h"
 
+#include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
@@ -9,13 +10,8 @@
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/route/action.h>
-#include <netlink/route/act/mirred.h>
-#include <netlink/route/classifier.h>
-#include <netlink/route/cls/u32.h>
-#include <netlink/route/qdisc.h>
-#include <netlink/route/tc.h>
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -28,7 +24,23 @@ namespace {
 
 std::string On(int ifindex) { return absl::StrCat(" on link #", ifindex); }
 
-rtnl_tc* Tc(void* obj) { return static_cast<rtnl_tc*>(obj); }
+// A traffic-control request: the tcmsg header, attributes to follow. Written
+// here, as libnl's qdisc and classifier builders write it, without their
+// rtnl_tc objects: a libnl object builder's code is paged in for one message
+// in a short-lived plugin.
+absl::StatusOr<NlMsgPtr> TcRequest(int type, int flags, int ifindex, uint32_t handle, uint32_t parent,
+                                   uint32_t info, absl::string_view what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = ifindex;
+  tcm.tcm_handle = handle;
+  tcm.tcm_parent = parent;
+  tcm.tcm_info = info;
+  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  return msg;
+}
 
 // The qdisc of an RTM_NEWQDISC message when it is on link `ifindex`.
 std::optional<QdiscInfo> QdiscOf(nlmsghdr* hdr, int ifindex) {
@@ -108,45 +120,42 @@ absl::Status AddTbfQdisc(NetlinkSocket& sock, int ifindex, uint32_t handle, cons
 
 absl::Status AddIngressQdisc(NetlinkSocket& sock, int ifindex) {
   std::string what = absl::StrCat("adding ingress qdisc", On(ifindex));
-  RtnlQdiscPtr q(rtnl_qdisc_alloc());
-  if (!q) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  rtnl_tc_set_ifindex(Tc(q.get()), ifindex);
-  rtnl_tc_set_parent(Tc(q.get()), kTcIngress);
-  rtnl_tc_set_handle(Tc(q.get()), kIngressHandle);
-  if (int rc = rtnl_tc_set_kind(Tc(q.get()), "ingress"); rc < 0) return NlError(rc, what);
-  nl_msg* raw = nullptr;
-  int rc = rtnl_qdisc_build_add_request(q.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg,
+                   TcRequest(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, ifindex, kIngressHandle, kTcIngress, 0, what));
+  if (int rc = nla_put_string(msg.get(), TCA_KIND, "ingress"); rc < 0) return NlError(rc, what);
   return sock.Transact(msg.get(), what);
 }
 
 absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifindex, uint16_t prio) {
   std::string what = absl::StrCat("adding u32 redirect filter to link #", target_ifindex, On(ifindex));
-  RtnlClsPtr cls(rtnl_cls_alloc());
-  RtnlActPtr act(rtnl_act_alloc());
-  if (!cls || !act) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  rtnl_tc_set_ifindex(Tc(cls.get()), ifindex);
-  rtnl_tc_set_parent(Tc(cls.get()), kIngressHandle);
-  int rc = rtnl_tc_set_kind(Tc(cls.get()), "u32");
-  rtnl_cls_set_prio(cls.get(), prio);
-  rtnl_cls_set_protocol(cls.get(), ETH_P_ALL);
+  // tcm_info: the priority above, the protocol (network order) below.
+  const uint32_t info = TC_H_MAKE(static_cast<uint32_t>(prio) << 16, htons(ETH_P_ALL));
+  ASSIGN_OR_RETURN(NlMsgPtr msg,
+                   TcRequest(RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, ifindex, 0, kIngressHandle, info, what));
+  nl_msg* m = msg.get();
   // classid 1:1 and one all-zero key (value 0, mask 0 at offset 0), terminal:
   // matches every packet, as upstream's filter does.
-  if (rc >= 0) rc = rtnl_u32_set_classid(cls.get(), TcHandle(1, 1));
-  if (rc >= 0) rc = rtnl_u32_add_key_uint32(cls.get(), 0, 0, 0, 0);
-  if (rc >= 0) rc = rtnl_u32_set_cls_terminal(cls.get());
-  if (rc >= 0) rc = rtnl_tc_set_kind(Tc(act.get()), "mirred");
-  if (rc >= 0) rc = rtnl_mirred_set_action(act.get(), TCA_EGRESS_REDIR);
-  if (rc >= 0) rc = rtnl_mirred_set_policy(act.get(), TC_ACT_STOLEN);
-  if (rc >= 0) rc = rtnl_mirred_set_ifindex(act.get(), static_cast<uint32_t>(target_ifindex));
-  // The filter takes its own reference on the action.
-  if (rc >= 0) rc = rtnl_u32_add_action(cls.get(), act.get());
-  if (rc < 0) return NlError(rc, what);
-  nl_msg* raw = nullptr;
-  rc = rtnl_cls_build_add_request(cls.get(), NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  tc_u32_sel sel{};
+  sel.flags = TC_U32_TERMINAL;
+  sel.nkeys = 1;
+  std::array<unsigned char, sizeof(tc_u32_sel) + sizeof(tc_u32_key)> selector{};  // the key: all zero
+  std::memcpy(selector.data(), &sel, sizeof(sel));
+  // The action: redirect to the target's egress, the packet stolen.
+  tc_mirred mirred{};
+  mirred.action = TC_ACT_STOLEN;
+  mirred.eaction = TCA_EGRESS_REDIR;
+  mirred.ifindex = static_cast<uint32_t>(target_ifindex);
+  int rc = nla_put_string(m, TCA_KIND, "u32");
+  nlattr* options = rc >= 0 ? nla_nest_start(m, TCA_OPTIONS) : nullptr;
+  if (options != nullptr) rc = nla_put_u32(m, TCA_U32_CLASSID, TcHandle(1, 1));
+  if (options != nullptr && rc >= 0) rc = nla_put(m, TCA_U32_SEL, selector.size(), selector.data());
+  nlattr* actions = options != nullptr && rc >= 0 ? nla_nest_start(m, TCA_U32_ACT) : nullptr;
+  nlattr* first = actions != nullptr ? nla_nest_start(m, 1) : nullptr;  // actions are numbered from 1
+  if (first != nullptr) rc = nla_put_string(m, TCA_ACT_KIND, "mirred");
+  nlattr* act_options = first != nullptr && rc >= 0 ? nla_nest_start(m, TCA_ACT_OPTIONS) : nullptr;
+  if (act_options == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
+  if (rc = nla_put(m, TCA_MIRRED_PARMS, sizeof(mirred), &mirred); rc < 0) return NlError(rc, what);
+  for (nlattr* nest : {act_options, first, actions, options}) nla_nest_end(m, nest);
   return sock.Transact(msg.get(), what);
 }
 
@@ -204,14 +213,7 @@ absl::StatusOr<std::optional<QdiscInfo>> GetQdisc(NetlinkSocket& sock, int ifind
 absl::Status DeleteQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {
   std::string what = absl::StrCat("deleting ", parent == kTcIngress ? "ingress" : "root",
                                   " qdisc", On(ifindex));
-  RtnlQdiscPtr q(rtnl_qdisc_alloc());
-  if (!q) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  rtnl_tc_set_ifindex(Tc(q.get()), ifindex);
-  rtnl_tc_set_parent(Tc(q.get()), parent);
-  nl_msg* raw = nullptr;
-  int rc = rtnl_qdisc_build_delete_request(q.get(), &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, TcRequest(RTM_DELQDISC, 0, ifindex, 0, parent, 0, what));
   return sock.Transact(msg.get(), what);
 }
 
