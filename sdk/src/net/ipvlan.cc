@@ -1,8 +1,7 @@
 #include "cni/net/ipvlan.h"
 
 #include <linux/if_link.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/ipvlan.h>
+#include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -35,16 +34,10 @@ std::string What(const IpvlanSpec& spec) {
 }  // namespace
 
 absl::StatusOr<NlMsgPtr> BuildIpvlanRequest(const IpvlanSpec& spec) {
-  std::string what = What(spec);
-  RtnlLinkPtr link(rtnl_link_ipvlan_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_ipvlan_set_mode(link.get(), static_cast<uint16_t>(spec.mode)); rc < 0) {
-    return NlError(rc, what);
-  }
-  return internal::BuildLinkOnMasterRequest(
-      link.get(),
-      {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
-      what);
+  const uint16_t mode = static_cast<uint16_t>(spec.mode);
+  return internal::BuildKindRequest(
+      "ipvlan", {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
+      [mode](nl_msg* m) { return nla_put_u16(m, IFLA_IPVLAN_MODE, mode); }, What(spec));
 }
 
 absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec) {
@@ -54,12 +47,10 @@ absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec) {
 
 absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading ipvlan mode of link #", index);
-  ASSIGN_OR_RETURN(RtnlLinkPtr link, internal::GetLinkObject(sock, index, what));
-  uint16_t mode = 0;
-  if (!rtnl_link_is_ipvlan(link.get()) || rtnl_link_ipvlan_get_mode(link.get(), &mode) < 0) {
-    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not an ipvlan"));
-  }
-  return static_cast<IpvlanMode>(mode);
+  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
+  std::optional<uint16_t> mode = link.U16(IFLA_IPVLAN_MODE);
+  if (link.kind() != "ipvlan" || !mode) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not an ipvlan"));
+  return static_cast<IpvlanMode>(*mode);
 }
 
 }  // namespace cni::net

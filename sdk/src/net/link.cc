@@ -327,10 +327,8 @@ absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen
 
 absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
   std::string what = absl::StrCat("creating dummy ", Quoted(name));
-  RtnlLinkPtr link(rtnl_link_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_set_type(link.get(), "dummy"); rc < 0) return NlError(rc, what);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildCreateRequest(link.get(), std::string(name), what));
+  const std::string n(name);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildKindRequest("dummy", {.name = n, .zero_txqlen = false}, nullptr, what));
   return sock.Transact(msg.get(), what);
 }
 

@@ -1,49 +1,103 @@
 #include "link_on_master.h"
 
+#include <linux/if_link.h>
 #include <linux/netlink.h>
-#include <netlink/route/link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
 
-#include "nl_convert.h"
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "cni/status_macros.h"
 
 namespace cni::net::internal {
 
-absl::StatusOr<NlMsgPtr> BuildLinkOnMasterRequest(rtnl_link* link, const LinkOnMaster& common,
-                                                  absl::string_view what) {
-  rtnl_link_set_name(link, common.name.c_str());
-  rtnl_link_set_link(link, common.master_index);
-  if (common.mtu > 0) rtnl_link_set_mtu(link, static_cast<unsigned>(common.mtu));
-  // txqueuelen 0, as upstream's macvlan, ipvlan and vlan links have it (its
-  // netlink library sends the zero of an unset field). These links queue
-  // nothing themselves (noqueue); the value is what `ip link` shows and the
-  // limit a qdisc added later would take.
-  rtnl_link_set_txqlen(link, 0);
-  if (common.mac != nullptr && common.mac->has_value()) {
-    rtnl_link_set_addr(link, ToNlAddr(**common.mac).get());
+absl::StatusOr<NlMsgPtr> BuildKindRequest(absl::string_view kind, const LinkOnMaster& common,
+                                          const std::function<int(nl_msg*)>& put_data, absl::string_view what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  nl_msg* m = msg.get();
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, common.name.c_str());
+  if (rc >= 0 && common.master_index != 0) rc = nla_put_u32(m, IFLA_LINK, static_cast<uint32_t>(common.master_index));
+  if (rc >= 0 && common.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(common.mtu));
+  // These links queue nothing themselves (noqueue); the value is what `ip
+  // link` shows and the limit a qdisc added later would take.
+  if (rc >= 0 && common.zero_txqlen) rc = nla_put_u32(m, IFLA_TXQLEN, 0);
+  if (rc >= 0 && common.mac != nullptr && common.mac->has_value()) {
+    const MacAddress& mac = **common.mac;
+    rc = nla_put(m, IFLA_ADDRESS, mac.bytes().size(), mac.bytes().data());
   }
   // Born in the container: it never shows up (or collides) in the host.
-  if (common.netns != nullptr) rtnl_link_set_ns_fd(link, common.netns->fd());
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link, NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
+  if (rc >= 0 && common.netns != nullptr) rc = nla_put_u32(m, IFLA_NET_NS_FD, static_cast<uint32_t>(common.netns->fd()));
+  nlattr* linkinfo = rc >= 0 ? nla_nest_start(m, IFLA_LINKINFO) : nullptr;
+  if (rc >= 0 && linkinfo == nullptr) rc = -NLE_NOMEM;
+  if (rc >= 0) rc = nla_put_string(m, IFLA_INFO_KIND, std::string(kind).c_str());
+  if (rc >= 0 && put_data) {
+    nlattr* data = nla_nest_start(m, IFLA_INFO_DATA);
+    rc = data == nullptr ? -NLE_NOMEM : put_data(m);
+    if (rc >= 0) nla_nest_end(m, data);
+  }
   if (rc < 0) return NlError(rc, what);
+  nla_nest_end(m, linkinfo);
   return msg;
 }
 
-absl::StatusOr<NlMsgPtr> BuildCreateRequest(rtnl_link* link, const std::string& name, absl::string_view what) {
-  rtnl_link_set_name(link, name.c_str());
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_add_request(link, NLM_F_CREATE | NLM_F_EXCL, &raw);
-  NlMsgPtr msg(raw);
-  if (rc < 0) return NlError(rc, what);
-  return msg;
+namespace {
+const nlattr* Find(const std::string& attrs, int type) {
+  const auto* head = reinterpret_cast<const nlattr*>(attrs.data());
+  return nla_find(const_cast<nlattr*>(head), static_cast<int>(attrs.size()), type);
+}
+}  // namespace
+
+std::optional<uint32_t> KindData::U32(int type) const {
+  const nlattr* a = Find(data_, type);
+  if (a == nullptr || nla_len(a) < 4) return std::nullopt;
+  return nla_get_u32(const_cast<nlattr*>(a));
 }
 
-absl::StatusOr<RtnlLinkPtr> GetLinkObject(NetlinkSocket& sock, int index, absl::string_view what) {
-  rtnl_link* raw = nullptr;
-  int rc = rtnl_link_get_kernel(sock.get(), index, nullptr, &raw);
-  RtnlLinkPtr link(raw);
-  if (rc < 0) return NlError(rc, what);
-  return link;
+std::optional<uint16_t> KindData::U16(int type) const {
+  const nlattr* a = Find(data_, type);
+  if (a == nullptr || nla_len(a) < 2) return std::nullopt;
+  return nla_get_u16(const_cast<nlattr*>(a));
+}
+
+absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::string_view what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = index;
+  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  KindData out;
+  bool answered = false;
+  NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
+                   if (h->nlmsg_type != RTM_NEWLINK) return false;
+                   nlattr* tb[IFLA_MAX + 1] = {};
+                   if (nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return false;
+                   answered = true;
+                   nlattr* info[IFLA_INFO_MAX + 1] = {};
+                   if (tb[IFLA_LINKINFO] == nullptr ||
+                       nla_parse_nested(info, IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) < 0) {
+                     return false;
+                   }
+                   if (info[IFLA_INFO_KIND] != nullptr) {
+                     const char* k = static_cast<const char*>(nla_data(info[IFLA_INFO_KIND]));
+                     out.kind_.assign(k, strnlen(k, static_cast<size_t>(nla_len(info[IFLA_INFO_KIND]))));
+                   }
+                   if (info[IFLA_INFO_DATA] != nullptr) {
+                     out.data_.assign(static_cast<const char*>(nla_data(info[IFLA_INFO_DATA])),
+                                      static_cast<size_t>(nla_len(info[IFLA_INFO_DATA])));
+                   }
+                   return false;
+                 }};
+  RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
+  if (!answered) return absl::InternalError(absl::StrCat(what, ": unreadable answer"));
+  return out;
 }
 
 }  // namespace cni::net::internal

@@ -1,8 +1,13 @@
-// Internal: the part of an RTM_NEWLINK request every link on a master shares
-// (macvlan, ipvlan, vlan): name, master, MTU, MAC and the namespace it is
-// born in.
+// Internal: the create request every kind of link the SDK makes by kind
+// shares (macvlan, ipvlan, vlan on a master; vrf and dummy without one):
+// name, master, MTU, MAC, the namespace it is born in, and the kind with its
+// data. And the reading of that kind data back. Both written here with
+// libnl's message and attribute calls, not its rtnl_link objects: in a
+// short-lived plugin, a libnl object builder's or parser's code is paged in
+// for one message (see link.cc).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -11,26 +16,40 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 
+struct nl_msg;
+
 namespace cni::net::internal {
 
 struct LinkOnMaster {
   const std::string& name;
-  int master_index = 0;
+  int master_index = 0;                 // IFLA_LINK; 0: a link with no master
   int mtu = 0;                          // 0: the master's
   const std::optional<MacAddress>* mac = nullptr;  // none: the kernel's choice
   const Netns* netns = nullptr;         // nullptr: next to its master
+  // txqueuelen 0, as upstream's macvlan, ipvlan and vlan links have it (its
+  // netlink library sends the zero of an unset field); false: not sent.
+  bool zero_txqlen = true;
 };
 
-// Sets the shared attributes on `link` (already allocated with its kind and
-// kind data) and builds the create request (NLM_F_CREATE | NLM_F_EXCL).
-absl::StatusOr<NlMsgPtr> BuildLinkOnMasterRequest(rtnl_link* link, const LinkOnMaster& common,
-                                                  absl::string_view what);
+// The create request (NLM_F_CREATE | NLM_F_EXCL) of a link of `kind`, with
+// the shared attributes and IFLA_INFO_DATA filled by `put_data` (libnl
+// nla_put* calls; a negative libnl error fails the build).
+absl::StatusOr<NlMsgPtr> BuildKindRequest(absl::string_view kind, const LinkOnMaster& common,
+                                          const std::function<int(nl_msg*)>& put_data, absl::string_view what);
 
-// Names `link` (allocated with its kind and kind data) and builds its create
-// request (NLM_F_CREATE | NLM_F_EXCL), for links with no master: dummy, ifb, vrf.
-absl::StatusOr<NlMsgPtr> BuildCreateRequest(rtnl_link* link, const std::string& name, absl::string_view what);
+// The kind of link `index` and its IFLA_INFO_DATA attributes, for the kind
+// readers (MacvlanModeOf...).
+class KindData {
+ public:
+  const std::string& kind() const { return kind_; }
+  std::optional<uint32_t> U32(int type) const;
+  std::optional<uint16_t> U16(int type) const;
 
-// The link `index` as libnl reads it, for the kind readers (MacvlanModeOf...).
-absl::StatusOr<RtnlLinkPtr> GetLinkObject(NetlinkSocket& sock, int index, absl::string_view what);
+ private:
+  friend absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::string_view what);
+  std::string kind_;
+  std::string data_;  // the nested attributes of IFLA_INFO_DATA
+};
+absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::string_view what);
 
 }  // namespace cni::net::internal

@@ -1,8 +1,7 @@
 #include "cni/net/macvlan.h"
 
 #include <linux/if_link.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/macvlan.h>
+#include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -38,17 +37,12 @@ std::string What(const MacvlanSpec& spec) {
 }  // namespace
 
 absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec) {
-  std::string what = What(spec);
-  RtnlLinkPtr link(rtnl_link_macvlan_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_macvlan_set_mode(link.get(), static_cast<uint32_t>(spec.mode)); rc < 0) {
-    return NlError(rc, what);
-  }
-  return internal::BuildLinkOnMasterRequest(
-      link.get(),
+  const uint32_t mode = static_cast<uint32_t>(spec.mode);
+  return internal::BuildKindRequest(
+      "macvlan",
       {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .mac = &spec.mac,
        .netns = spec.netns},
-      what);
+      [mode](nl_msg* m) { return nla_put_u32(m, IFLA_MACVLAN_MODE, mode); }, What(spec));
 }
 
 absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {
@@ -58,11 +52,10 @@ absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {
 
 absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading macvlan mode of link #", index);
-  ASSIGN_OR_RETURN(RtnlLinkPtr link, internal::GetLinkObject(sock, index, what));
-  if (!rtnl_link_is_macvlan(link.get())) {
-    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a macvlan"));
-  }
-  return static_cast<MacvlanMode>(rtnl_link_macvlan_get_mode(link.get()));
+  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
+  if (link.kind() != "macvlan") return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a macvlan"));
+  // A macvlan made without a mode is the kernel's default, vepa.
+  return static_cast<MacvlanMode>(link.U32(IFLA_MACVLAN_MODE).value_or(MACVLAN_MODE_VEPA));
 }
 
 }  // namespace cni::net

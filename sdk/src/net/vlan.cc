@@ -1,7 +1,7 @@
 #include "cni/net/vlan.h"
 
-#include <netlink/route/link.h>
-#include <netlink/route/link/vlan.h>
+#include <linux/if_link.h>
+#include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -22,15 +22,10 @@ absl::StatusOr<NlMsgPtr> BuildVlanRequest(const VlanSpec& spec) {
   if (spec.vlan_id < 0 || spec.vlan_id > 4094) {
     return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(what, ": VLAN ID out of range"));
   }
-  RtnlLinkPtr link(rtnl_link_vlan_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_vlan_set_id(link.get(), static_cast<uint16_t>(spec.vlan_id)); rc < 0) {
-    return NlError(rc, what);
-  }
-  return internal::BuildLinkOnMasterRequest(
-      link.get(),
-      {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
-      what);
+  const uint16_t id = static_cast<uint16_t>(spec.vlan_id);
+  return internal::BuildKindRequest(
+      "vlan", {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
+      [id](nl_msg* m) { return nla_put_u16(m, IFLA_VLAN_ID, id); }, what);
 }
 
 absl::Status CreateVlan(NetlinkSocket& sock, const VlanSpec& spec) {
@@ -40,11 +35,10 @@ absl::Status CreateVlan(NetlinkSocket& sock, const VlanSpec& spec) {
 
 absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading VLAN ID of link #", index);
-  ASSIGN_OR_RETURN(RtnlLinkPtr link, internal::GetLinkObject(sock, index, what));
-  if (!rtnl_link_is_vlan(link.get())) {
-    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vlan"));
-  }
-  return rtnl_link_vlan_get_id(link.get());
+  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
+  std::optional<uint16_t> id = link.U16(IFLA_VLAN_ID);
+  if (link.kind() != "vlan" || !id) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vlan"));
+  return *id;
 }
 
 }  // namespace cni::net

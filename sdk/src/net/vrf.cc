@@ -1,7 +1,7 @@
 #include "cni/net/vrf.h"
 
-#include <netlink/route/link.h>
-#include <netlink/route/link/vrf.h>
+#include <linux/if_link.h>
+#include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
@@ -20,10 +20,10 @@ std::string What(absl::string_view name, uint32_t table) {
 absl::StatusOr<NlMsgPtr> BuildVrfRequest(absl::string_view name, uint32_t table) {
   std::string what = What(name, table);
   if (table == 0) return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(what, ": table 0"));
-  RtnlLinkPtr link(rtnl_link_vrf_alloc());
-  if (!link) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  if (int rc = rtnl_link_vrf_set_tableid(link.get(), table); rc < 0) return NlError(rc, what);
-  return internal::BuildCreateRequest(link.get(), std::string(name), what);
+  const std::string n(name);
+  return internal::BuildKindRequest(
+      "vrf", {.name = n, .zero_txqlen = false}, [table](nl_msg* m) { return nla_put_u32(m, IFLA_VRF_TABLE, table); },
+      what);
 }
 
 absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t table) {
@@ -33,12 +33,10 @@ absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t tab
 
 absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading the table of vrf link #", index);
-  ASSIGN_OR_RETURN(RtnlLinkPtr link, internal::GetLinkObject(sock, index, what));
-  uint32_t table = 0;
-  if (!rtnl_link_is_vrf(link.get()) || rtnl_link_vrf_get_tableid(link.get(), &table) < 0) {
-    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vrf"));
-  }
-  return table;
+  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
+  std::optional<uint32_t> table = link.U32(IFLA_VRF_TABLE);
+  if (link.kind() != "vrf" || !table) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vrf"));
+  return *table;
 }
 
 }  // namespace cni::net
