@@ -22,8 +22,7 @@ using internal::AfOf;
 // RTM_NEWADDR / RTM_DELADDR for `prefix` on `ifindex`, written here as
 // libnl's address builder writes it (IFA_LOCAL and IFA_ADDRESS both the
 // address, universe scope but for IPv4 loopback, flags above the header's
-// eight bits in IFA_FLAGS), without its rtnl_addr objects: a libnl object
-// builder's code is paged in for one message in a short-lived plugin.
+// eight bits in IFA_FLAGS), without its rtnl_addr objects (see link.cc).
 absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, const IpPrefix& prefix,
                                         uint32_t ifa_flags, const std::optional<IpAddress>& broadcast,
                                         absl::string_view what) {

@@ -2,9 +2,8 @@
 // shares (macvlan, ipvlan, vlan on a master; vrf and dummy without one):
 // name, master, MTU, MAC, the namespace it is born in, and the kind with its
 // data. And the reading of that kind data back. Both written here with
-// libnl's message and attribute calls, not its rtnl_link objects: in a
-// short-lived plugin, a libnl object builder's or parser's code is paged in
-// for one message (see link.cc).
+// libnl's message and attribute calls, not its rtnl_link objects (see
+// link.cc).
 #pragma once
 
 #include <functional>

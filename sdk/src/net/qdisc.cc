@@ -26,8 +26,7 @@ std::string On(int ifindex) { return absl::StrCat(" on link #", ifindex); }
 
 // A traffic-control request: the tcmsg header, attributes to follow. Written
 // here, as libnl's qdisc and classifier builders write it, without their
-// rtnl_tc objects: a libnl object builder's code is paged in for one message
-// in a short-lived plugin.
+// rtnl_tc objects (see link.cc).
 absl::StatusOr<NlMsgPtr> TcRequest(int type, int flags, int ifindex, uint32_t handle, uint32_t parent,
                                    uint32_t info, absl::string_view what) {
   NlMsgPtr msg(nlmsg_alloc_simple(type, flags));

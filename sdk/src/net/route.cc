@@ -26,8 +26,7 @@ int PutIp(nl_msg* m, int type, const IpAddress& ip) { return nla_put(m, type, ip
 // (rtmsg, RTA_TABLE always, RTA_DST, priority, preferred source, metrics,
 // then one path as RTA_GATEWAY/RTA_OIF with its flags in the header, or
 // RTA_MULTIPATH with one rtnexthop per path), without its rtnl_route
-// objects: a libnl object builder's code is paged in for one message in a
-// short-lived plugin.
+// objects (see link.cc).
 absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
   std::vector<Nexthop> paths = r.multipath;
   if (paths.empty() && (r.gw || r.ifindex != 0)) paths.push_back({r.gw, r.ifindex, 1});
