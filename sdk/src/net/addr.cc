@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
 #include "nl_convert.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
@@ -26,8 +27,6 @@ using internal::AfOf;
 absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, const IpPrefix& prefix,
                                         uint32_t ifa_flags, const std::optional<IpAddress>& broadcast,
                                         absl::string_view what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(type, msg_flags));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   const IpAddress& ip = prefix.addr();
   ifaddrmsg ifa{};
   ifa.ifa_family = static_cast<unsigned char>(AfOf(prefix.family()));
@@ -35,9 +34,9 @@ absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, co
   ifa.ifa_flags = static_cast<unsigned char>(ifa_flags & 0xff);
   ifa.ifa_scope = ip.is_v4() && ip.data()[0] == 127 ? RT_SCOPE_HOST : RT_SCOPE_UNIVERSE;
   ifa.ifa_index = static_cast<uint32_t>(ifindex);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(type, msg_flags, ifa, what));
   nl_msg* m = msg.get();
-  int rc = nlmsg_append(m, &ifa, sizeof(ifa), NLMSG_ALIGNTO);
-  if (rc >= 0) rc = nla_put(m, IFA_LOCAL, ip.byte_length(), ip.data());
+  int rc = nla_put(m, IFA_LOCAL, ip.byte_length(), ip.data());
   if (rc >= 0) rc = nla_put(m, IFA_ADDRESS, ip.byte_length(), ip.data());
   if (rc >= 0 && broadcast) rc = nla_put(m, IFA_BROADCAST, broadcast->byte_length(), broadcast->data());
   if (rc >= 0 && (ifa_flags & ~0xffu) != 0) rc = nla_put_u32(m, IFA_FLAGS, ifa_flags);

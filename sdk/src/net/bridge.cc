@@ -20,6 +20,7 @@
 #include "cni/error.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
+#include "link_on_master.h"
 
 namespace cni::net {
 namespace {
@@ -27,18 +28,6 @@ namespace {
 
 absl::Status NoMemory(absl::string_view what) {
   return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-}
-
-// A link request with its ifinfomsg header; attributes follow.
-absl::StatusOr<NlMsgPtr> LinkMsg(int type, int flags, unsigned char family, int index,
-                                 absl::string_view what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
-  if (!msg) return NoMemory(what);
-  ifinfomsg ifi{};
-  ifi.ifi_family = family;
-  ifi.ifi_index = index;
-  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) return NoMemory(what);
-  return msg;
 }
 
 // Sends the dump `msg` and hands every answer message to `fn`.
@@ -97,7 +86,7 @@ absl::Status PutBridgeInfo(nl_msg* msg, std::optional<bool> vlan_filtering,
 
 absl::Status CreateBridge(NetlinkSocket& sock, const BridgeSpec& spec) {
   std::string what = absl::StrCat("creating bridge ", Quoted(spec.name));
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, AF_UNSPEC, 0, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what, AF_UNSPEC));
   if (nla_put_string(msg.get(), IFLA_IFNAME, spec.name.c_str()) < 0) return NoMemory(what);
   if (spec.mtu > 0 && nla_put_u32(msg.get(), IFLA_MTU, static_cast<uint32_t>(spec.mtu)) < 0) {
     return NoMemory(what);
@@ -151,7 +140,7 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
 
 absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge, bool on) {
   std::string what = absl::StrCat("setting vlan_filtering ", on ? 1 : 0, " on ", Quoted(bridge.name));
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_NEWLINK, 0, AF_UNSPEC, bridge.index, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_NEWLINK, 0, bridge.index, what, AF_UNSPEC));
   RETURN_IF_ERROR(PutBridgeInfo(msg.get(), on, what));
   return sock.Transact(msg.get(), what);
 }
@@ -160,7 +149,7 @@ absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) 
   std::string what = absl::StrCat("reading vlan_filtering of link #", bridge_index);
   // A dump filtered in user space: a plain GET would need its reply and the
   // ack collected separately.
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, 0, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, 0, what, AF_UNSPEC));
   std::optional<bool> found;
   auto read_filtering = [&](nlmsghdr* hdr) {
     LinkAttrs a;
@@ -181,7 +170,7 @@ absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) 
 
 absl::StatusOr<NlMsgPtr> BuildBridgePortFlagsRequest(int index, const BridgePortFlags& flags) {
   std::string what = absl::StrCat("setting bridge port flags on link #", index);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_SETLINK, 0, AF_BRIDGE, index, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_SETLINK, 0, index, what, AF_BRIDGE));
   // The kernel reads IFLA_PROTINFO as nested only when the flag says so.
   nlattr* proto = nla_nest_start(msg.get(), IFLA_PROTINFO | NLA_F_NESTED);
   if (proto == nullptr) return NoMemory(what);
@@ -206,7 +195,7 @@ absl::Status SetBridgePortFlags(NetlinkSocket& sock, const LinkInfo& port,
 absl::StatusOr<NlMsgPtr> BuildBridgeVlanRequest(int index, const BridgeVlan& vlan, bool add) {
   std::string what = absl::StrCat(add ? "adding" : "removing", " VLAN ", vlan.vid, " on link #", index);
   ASSIGN_OR_RETURN(NlMsgPtr msg,
-                   LinkMsg(add ? RTM_SETLINK : RTM_DELLINK, 0, AF_BRIDGE, index, what));
+                   internal::LinkRequest(add ? RTM_SETLINK : RTM_DELLINK, 0, index, what, AF_BRIDGE));
   nlattr* spec = nla_nest_start(msg.get(), IFLA_AF_SPEC);
   if (spec == nullptr) return NoMemory(what);
   // The port's entry in its master's table (not "self", the bridge device).
@@ -234,7 +223,7 @@ absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t v
 
 absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading bridge port #", index);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_UNSPEC, index, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, index, what, AF_UNSPEC));
   std::optional<BridgePortInfo> found;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* hdr) {
                    LinkAttrs a;
@@ -264,7 +253,7 @@ absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index
 
 absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index) {
   std::string what = absl::StrCat("reading bridge port #", index);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkMsg(RTM_GETLINK, 0, AF_BRIDGE, 0, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, 0, what, AF_BRIDGE));
   if (nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN) < 0) return NoMemory(what);
   std::optional<BridgePortInfo> found;
   auto read_port = [&](nlmsghdr* hdr) {

@@ -102,14 +102,7 @@ absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* nam
 // holding just these.
 absl::Status Change(NetlinkSocket& sock, const LinkInfo& target, absl::string_view what, unsigned flags,
                     unsigned change, const std::function<int(nl_msg*)>& put = nullptr) {
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = target.index;
-  ifi.ifi_flags = flags;
-  ifi.ifi_change = change;
-  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_NEWLINK, 0, target.index, what, AF_UNSPEC, flags, change));
   if (put) {
     if (int rc = put(msg.get()); rc < 0) return NlError(rc, what);
   }
@@ -155,11 +148,7 @@ absl::StatusOr<bool> LinkExists(NetlinkSocket& sock, absl::string_view name) {
 
 absl::StatusOr<std::vector<LinkInfo>> ListLinks(NetlinkSocket& sock) {
   const std::string what = "listing links";
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, 0, what));
   std::vector<LinkInfo> out;
   NlExchange how{.until = NlAnswer::kDump,
                  .each = [&out](nlmsghdr* h) {
@@ -278,12 +267,7 @@ absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const 
 
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link) {
   std::string what = absl::StrCat("deleting link ", Quoted(link.name));
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_DELLINK, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = link.index;
-  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_DELLINK, 0, link.index, what));
   return sock.Transact(msg.get(), what);
 }
 
@@ -339,14 +323,11 @@ absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
 
 absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
   std::string what = absl::StrCat("creating ifb ", Quoted(spec.name));
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_flags = ifi.ifi_change = IFF_UP;  // born up
+  // Born up.
+  ASSIGN_OR_RETURN(NlMsgPtr msg,
+                   internal::LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what, AF_UNSPEC, IFF_UP, IFF_UP));
   nl_msg* m = msg.get();
-  int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
-  if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, spec.name.c_str());
+  int rc = nla_put_string(m, IFLA_IFNAME, spec.name.c_str());
   if (rc >= 0 && spec.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(spec.mtu));
   // Always sent: upstream creates its ifb with a queue length of 0.
   if (rc >= 0) rc = nla_put_u32(m, IFLA_TXQLEN, static_cast<uint32_t>(spec.txqlen));

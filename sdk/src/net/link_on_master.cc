@@ -11,18 +11,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
+#include "nl_request.h"
 
 namespace cni::net::internal {
 
+absl::StatusOr<NlMsgPtr> LinkRequest(int type, int flags, int index, absl::string_view what, unsigned char family,
+                                     unsigned ifi_flags, unsigned ifi_change) {
+  ifinfomsg ifi{};
+  ifi.ifi_family = family;
+  ifi.ifi_index = index;
+  ifi.ifi_flags = ifi_flags;
+  ifi.ifi_change = ifi_change;
+  return RequestWith(type, flags, ifi, what);
+}
+
 absl::StatusOr<NlMsgPtr> BuildKindRequest(absl::string_view kind, const LinkOnMaster& common,
                                           const std::function<int(nl_msg*)>& put_data, absl::string_view what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what));
   nl_msg* m = msg.get();
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
-  if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, common.name.c_str());
+  int rc = nla_put_string(m, IFLA_IFNAME, common.name.c_str());
   if (rc >= 0 && common.master_index != 0) rc = nla_put_u32(m, IFLA_LINK, static_cast<uint32_t>(common.master_index));
   if (rc >= 0 && common.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(common.mtu));
   // These links queue nothing themselves (noqueue); the value is what `ip
@@ -67,12 +74,7 @@ std::optional<uint16_t> KindData::U16(int type) const {
 }
 
 absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::string_view what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = index;
-  if (int rc = nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkRequest(RTM_GETLINK, 0, index, what));
   KindData out;
   bool answered = false;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
@@ -29,16 +30,13 @@ std::string On(int ifindex) { return absl::StrCat(" on link #", ifindex); }
 // rtnl_tc objects (see link.cc).
 absl::StatusOr<NlMsgPtr> TcRequest(int type, int flags, int ifindex, uint32_t handle, uint32_t parent,
                                    uint32_t info, absl::string_view what) {
-  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   tcmsg tcm{};
   tcm.tcm_family = AF_UNSPEC;
   tcm.tcm_ifindex = ifindex;
   tcm.tcm_handle = handle;
   tcm.tcm_parent = parent;
   tcm.tcm_info = info;
-  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
-  return msg;
+  return internal::RequestWith(type, flags, tcm, what);
 }
 
 // The qdisc of an RTM_NEWQDISC message when it is on link `ifindex`.
@@ -93,19 +91,12 @@ absl::Status AddTbfQdisc(NetlinkSocket& sock, int ifindex, uint32_t handle, cons
   // buffer from a byte count with its own rounding and adds a rate table; the
   // kernel must hold exactly upstream's numbers, or CHECK (ours or upstream's)
   // would see a different buffer.
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  tcmsg tcm{};
-  tcm.tcm_family = AF_UNSPEC;
-  tcm.tcm_ifindex = ifindex;
-  tcm.tcm_handle = handle;
-  tcm.tcm_parent = kTcRoot;
+  ASSIGN_OR_RETURN(NlMsgPtr msg, TcRequest(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, ifindex, handle, kTcRoot, 0, what));
   tc_tbf_qopt qopt{};
   qopt.rate.rate = params.rate >= (uint64_t{1} << 32) ? ~0u : static_cast<uint32_t>(params.rate);
   qopt.limit = params.limit;
   qopt.buffer = params.buffer;
-  int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO);
-  if (rc >= 0) rc = nla_put_string(msg.get(), TCA_KIND, "tbf");
+  int rc = nla_put_string(msg.get(), TCA_KIND, "tbf");
   nlattr* opts = rc >= 0 ? nla_nest_start(msg.get(), TCA_OPTIONS) : nullptr;
   if (opts == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
   rc = nla_put(msg.get(), TCA_TBF_PARMS, sizeof(qopt), &qopt);
@@ -160,12 +151,7 @@ absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifin
 
 absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifindex) {
   std::string what = absl::StrCat("listing qdiscs", On(ifindex));
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETQDISC, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  tcmsg tcm{};
-  tcm.tcm_family = AF_UNSPEC;
-  tcm.tcm_ifindex = ifindex;
-  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, TcRequest(RTM_GETQDISC, 0, ifindex, 0, 0, 0, what));
   std::vector<QdiscInfo> out;
   RETURN_IF_ERROR(sock.Exchange(msg.get(),
                                 NlExchange{.until = NlAnswer::kDump,
@@ -187,13 +173,7 @@ absl::StatusOr<std::optional<QdiscInfo>> GetQdisc(NetlinkSocket& sock, int ifind
   // request. The answer is left out for a built-in qdisc (noqueue, a veth's
   // default root), so the acknowledgement (Exchange asks for one) is what
   // ends the exchange, with or without an answer before it.
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_ECHO));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  tcmsg tcm{};
-  tcm.tcm_family = AF_UNSPEC;
-  tcm.tcm_ifindex = ifindex;
-  tcm.tcm_parent = parent;
-  if (int rc = nlmsg_append(msg.get(), &tcm, sizeof(tcm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, TcRequest(RTM_GETQDISC, NLM_F_ECHO, ifindex, 0, parent, 0, what));
   std::optional<QdiscInfo> found;
   absl::Status st = sock.Exchange(msg.get(),
                                   NlExchange{.until = NlAnswer::kAck,

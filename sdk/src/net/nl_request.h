@@ -1,0 +1,23 @@
+// Internal: a netlink request with its family header (ifinfomsg, tcmsg,
+// ifaddrmsg, ...), attributes to follow, written with libnl's message calls.
+#pragma once
+
+#include <netlink/msg.h>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "cni/net/netlink.h"
+
+namespace cni::net::internal {
+
+template <typename Header>
+absl::StatusOr<NlMsgPtr> RequestWith(int type, int flags, const Header& header, absl::string_view what) {
+  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
+  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  if (int rc = nlmsg_append(msg.get(), const_cast<Header*>(&header), sizeof(header), NLMSG_ALIGNTO); rc < 0) {
+    return NlError(rc, what);
+  }
+  return msg;
+}
+
+}  // namespace cni::net::internal
