@@ -3,11 +3,10 @@
 #include <linux/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <netlink/cache.h>
-#include <netlink/msg.h>
-#include <netlink/route/link.h>
 #include <linux/veth.h>
 #include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/route/link.h>
 
 #include <array>
 #include <cstdint>
@@ -20,12 +19,9 @@
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 #include "link_on_master.h"
-#include "nl_convert.h"
 
 namespace cni::net {
 namespace {
-
-using internal::ToNlAddr;
 
 // Requests and answers of this layer are written and read with libnl's
 // message and attribute calls (nlmsg_*, nla_*), not through its route
@@ -317,24 +313,17 @@ absl::Status SetLinkTxQLen(NetlinkSocket& sock, const LinkInfo& link, int txqlen
 absl::Status CreateDummy(NetlinkSocket& sock, absl::string_view name) {
   std::string what = absl::StrCat("creating dummy ", Quoted(name));
   const std::string n(name);
-  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildKindRequest("dummy", {.name = n, .zero_txqlen = false}, nullptr, what));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildKindRequest("dummy", {.name = n, .txqlen = std::nullopt}, nullptr, what));
   return sock.Transact(msg.get(), what);
 }
 
 absl::Status CreateIfb(NetlinkSocket& sock, const IfbSpec& spec) {
   std::string what = absl::StrCat("creating ifb ", Quoted(spec.name));
-  // Born up.
-  ASSIGN_OR_RETURN(NlMsgPtr msg,
-                   internal::LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what, AF_UNSPEC, IFF_UP, IFF_UP));
-  nl_msg* m = msg.get();
-  int rc = nla_put_string(m, IFLA_IFNAME, spec.name.c_str());
-  if (rc >= 0 && spec.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(spec.mtu));
-  // Always sent: upstream creates its ifb with a queue length of 0.
-  if (rc >= 0) rc = nla_put_u32(m, IFLA_TXQLEN, static_cast<uint32_t>(spec.txqlen));
-  nlattr* linkinfo = rc >= 0 ? nla_nest_start(m, IFLA_LINKINFO) : nullptr;
-  if (linkinfo == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
-  if (rc = nla_put_string(m, IFLA_INFO_KIND, "ifb"); rc < 0) return NlError(rc, what);
-  nla_nest_end(m, linkinfo);
+  // Born up, IFLA_TXQLEN always sent: upstream creates its ifb with a queue
+  // length of 0.
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::BuildKindRequest(
+                                     "ifb", {.name = spec.name, .mtu = spec.mtu, .txqlen = spec.txqlen, .up = true},
+                                     nullptr, what));
   RETURN_IF_ERROR(sock.Transact(msg.get(), what));
   if (spec.alias.empty()) return absl::OkStatus();
   // The kernel ignores IFLA_IFALIAS when creating a link: set it afterwards.

@@ -1,5 +1,6 @@
 #include "link_on_master.h"
 
+#include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -27,14 +28,15 @@ absl::StatusOr<NlMsgPtr> LinkRequest(int type, int flags, int index, absl::strin
 
 absl::StatusOr<NlMsgPtr> BuildKindRequest(absl::string_view kind, const LinkOnMaster& common,
                                           const std::function<int(nl_msg*)>& put_data, absl::string_view what) {
-  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what));
+  const unsigned up = common.up ? IFF_UP : 0;
+  ASSIGN_OR_RETURN(NlMsgPtr msg, LinkRequest(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, what, AF_UNSPEC, up, up));
   nl_msg* m = msg.get();
   int rc = nla_put_string(m, IFLA_IFNAME, common.name.c_str());
   if (rc >= 0 && common.master_index != 0) rc = nla_put_u32(m, IFLA_LINK, static_cast<uint32_t>(common.master_index));
   if (rc >= 0 && common.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(common.mtu));
   // These links queue nothing themselves (noqueue); the value is what `ip
   // link` shows and the limit a qdisc added later would take.
-  if (rc >= 0 && common.zero_txqlen) rc = nla_put_u32(m, IFLA_TXQLEN, 0);
+  if (rc >= 0 && common.txqlen) rc = nla_put_u32(m, IFLA_TXQLEN, static_cast<uint32_t>(*common.txqlen));
   if (rc >= 0 && common.mac != nullptr && common.mac->has_value()) {
     const MacAddress& mac = **common.mac;
     rc = nla_put(m, IFLA_ADDRESS, mac.bytes().size(), mac.bytes().data());

@@ -25,9 +25,11 @@ struct LinkOnMaster {
   int mtu = 0;                          // 0: the master's
   const std::optional<MacAddress>* mac = nullptr;  // none: the kernel's choice
   const Netns* netns = nullptr;         // nullptr: next to its master
-  // txqueuelen 0, as upstream's macvlan, ipvlan and vlan links have it (its
-  // netlink library sends the zero of an unset field); false: not sent.
-  bool zero_txqlen = true;
+  // IFLA_TXQLEN; nullopt: not sent. 0 by default, as upstream's macvlan,
+  // ipvlan and vlan links have it (its netlink library sends the zero of an
+  // unset field).
+  std::optional<int> txqlen = 0;
+  bool up = false;                      // born up (IFF_UP)
 };
 
 // A link request (RTM_*LINK) with its ifinfomsg header: `family`, link

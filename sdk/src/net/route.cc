@@ -76,14 +76,12 @@ absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
         rc = -NLE_NOMEM;
         break;
       }
-      const auto offset = reinterpret_cast<char*>(nh) - reinterpret_cast<char*>(nlmsg_hdr(m));
       nh->rtnh_flags = 0;
       // rtnh_hops is the weight minus one.
       nh->rtnh_hops = static_cast<unsigned char>(r.multipath.size() > 0 && p.weight > 1 ? p.weight - 1 : 0);
       nh->rtnh_ifindex = p.ifindex;
       if (p.gw) rc = PutIp(m, RTA_GATEWAY, *p.gw);
-      // Re-found from the header: putting the gateway may have moved the message.
-      nh = reinterpret_cast<rtnexthop*>(reinterpret_cast<char*>(nlmsg_hdr(m)) + offset);
+      // libnl's message buffer never moves (a put that does not fit fails).
       nh->rtnh_len = static_cast<unsigned short>(reinterpret_cast<char*>(nlmsg_tail(nlmsg_hdr(m))) - reinterpret_cast<char*>(nh));
     }
     if (rc >= 0) nla_nest_end(m, multipath);

@@ -22,7 +22,7 @@ absl::StatusOr<NlMsgPtr> BuildVrfRequest(absl::string_view name, uint32_t table)
   if (table == 0) return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(what, ": table 0"));
   const std::string n(name);
   return internal::BuildKindRequest(
-      "vrf", {.name = n, .zero_txqlen = false}, [table](nl_msg* m) { return nla_put_u32(m, IFLA_VRF_TABLE, table); },
+      "vrf", {.name = n, .txqlen = std::nullopt}, [table](nl_msg* m) { return nla_put_u32(m, IFLA_VRF_TABLE, table); },
       what);
 }
 
