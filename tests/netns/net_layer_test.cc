@@ -477,6 +477,86 @@ TEST_CASE("routes: one destination through two links lists both, PathsThrough pi
   fx.DelNetns(path);
 }
 
+// Every field of every route, in every table, against `ip -N -d -j route
+// show table all` (numbers, not names): tables above 255, metrics, preferred
+// source, MTU/advmss, a blackhole, onlink, weighted IPv4 multipath, the IPv6
+// multipath default route, local and multicast routes.
+RouteSpec RouteAsShown(const cni::Json& r, bool v6, const std::map<std::string, int>& index_of) {
+  RouteSpec want;
+  std::string dst = r["dst"].get<std::string>();
+  if (dst == "default") dst = v6 ? "::/0" : "0.0.0.0/0";
+  if (dst.find('/') == std::string::npos) dst += v6 ? "/128" : "/32";
+  want.dst = P(dst.c_str());
+  auto gateway = [](const cni::Json& j) {
+    return j.contains("gateway") ? std::optional<IpAddress>(A(j["gateway"].get<std::string>().c_str()))
+                                 : std::nullopt;
+  };
+  auto dev = [&](const cni::Json& j) { return j.contains("dev") ? index_of.at(j["dev"].get<std::string>()) : 0; };
+  if (r.contains("nexthops")) {
+    for (const cni::Json& nh : r["nexthops"]) want.multipath.push_back({gateway(nh), dev(nh), nh["weight"].get<int>()});
+  } else {
+    want.gw = gateway(r);
+    want.ifindex = dev(r);
+    want.onlink = std::find(r["flags"].begin(), r["flags"].end(), "onlink") != r["flags"].end();
+  }
+  want.scope = std::stoi(r["scope"].get<std::string>());
+  want.table = std::stoi(r["table"].get<std::string>());
+  want.priority = r.value("metric", 0u);
+  want.protocol = std::stoi(r["protocol"].get<std::string>());
+  want.type = std::stoi(r["type"].get<std::string>());
+  if (r.contains("prefsrc")) want.src = A(r["prefsrc"].get<std::string>().c_str());
+  if (r.contains("metrics")) {
+    const cni::Json& m = r["metrics"][0];
+    if (m.contains("mtu")) want.mtu = m["mtu"].get<int>();
+    if (m.contains("advmss")) want.advmss = m["advmss"].get<int>();
+  }
+  return want;
+}
+
+TEST_CASE("ListRoutes reads each route as ip -d route shows it", "[netns]") {
+  NetnsFixture fx;
+  std::string path = fx.AddNetns();
+  cni::test::MustExecLines(fx, path,
+                "ip link add la type veth peer name lb\nip link set la up\nip link set lb up\n"
+                "ip addr add 10.2.0.2/24 dev la\nip addr add 10.3.0.2/24 dev lb\n"
+                "ip route add 10.9.0.0/16 via 10.2.0.1 dev la metric 50 mtu 1400 advmss 1300 src 10.2.0.2 "
+                "table 1000 proto static\n"
+                "ip route add 10.8.0.0/16 nexthop via 10.2.0.1 dev la weight 1 nexthop via 10.3.0.1 dev lb weight 4\n"
+                "ip route add blackhole 10.7.0.0/16 table 7\n"
+                "ip route add 192.168.9.9 via 172.16.0.1 dev la onlink\n"
+                "ip route add default via 10.2.0.1 dev la\n"
+                "ip -6 addr add fd00:2::2/64 dev la nodad\nip -6 addr add fd00:3::2/64 dev lb nodad\n"
+                "ip -6 route add default via fd00:2::1 dev la\nip -6 route append default via fd00:3::1 dev lb\n"
+                "ip -6 route add fd00:9::/64 via fd00:2::1 dev la metric 7 table 300");
+  std::map<std::string, int> index_of;
+  for (const cni::Json& l : cni::Json::parse(cni::test::MustExec(fx, path, {"ip", "-j", "link", "show"}))) {
+    index_of[l["ifname"].get<std::string>()] = l["ifindex"].get<int>();
+  }
+  NetlinkSocket s = Must(NetlinkSocket::OpenIn(Must(Netns::Open(path))));
+  const std::vector<RouteSpec> listed = Must(ListRoutes(s, RouteFilter{.table = std::nullopt}));
+  size_t shown = 0;
+  for (bool v6 : {false, true}) {
+    for (const cni::Json& r : cni::Json::parse(cni::test::MustExec(
+             fx, path, {"ip", v6 ? "-6" : "-4", "-N", "-d", "-j", "route", "show", "table", "all"}))) {
+      ++shown;
+      RouteSpec want = RouteAsShown(r, v6, index_of);
+      INFO(r.dump() << " -> " << want.ToString());
+      CHECK(std::count(listed.begin(), listed.end(), want) == 1);
+    }
+  }
+  CHECK(listed.size() == shown);
+  // The filters: one table, one family, one link (a multipath route through it counts).
+  RouteFilter in_1000{.table = 1000};
+  CHECK(Must(ListRoutes(s, in_1000)).size() == 1);
+  RouteFilter v6_only{.family = Family::kV6};
+  for (const RouteSpec& r : Must(ListRoutes(s, v6_only))) CHECK(r.dst.family() == Family::kV6);
+  RouteFilter through_lb{.ifindex = index_of.at("lb")};
+  std::vector<RouteSpec> via_lb = Must(ListRoutes(s, through_lb));
+  CHECK(std::any_of(via_lb.begin(), via_lb.end(), [](const RouteSpec& r) { return r.dst == P("10.8.0.0/16"); }));
+  CHECK(std::none_of(via_lb.begin(), via_lb.end(), [](const RouteSpec& r) { return r.dst == P("10.9.0.0/16"); }));
+  fx.DelNetns(path);
+}
+
 TEST_CASE("rules: add, list, delete, IPv4 and IPv6, tables above 255", "[netns]") {
   NetnsFixture fx;
   std::string path = fx.AddNetns();

@@ -75,18 +75,11 @@ std::optional<AddressInfo> ParseAddress(nlmsghdr* hdr) {
   // peer's on point-to-point links); IPv6 has only IFA_ADDRESS.
   nlattr* a = tb[IFA_LOCAL] != nullptr ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
   if (a == nullptr) return std::nullopt;
+  if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) return std::nullopt;
+  std::optional<IpAddress> ip = internal::AddressOf(a, ifa->ifa_family == AF_INET ? Family::kV4 : Family::kV6);
+  if (!ip) return std::nullopt;
   AddressInfo info;
-  if (ifa->ifa_family == AF_INET && nla_len(a) == 4) {
-    std::array<uint8_t, 4> b;
-    std::memcpy(b.data(), nla_data(a), 4);
-    info.prefix = IpPrefix(IpAddress::V4(b), ifa->ifa_prefixlen);
-  } else if (ifa->ifa_family == AF_INET6 && nla_len(a) == 16) {
-    std::array<uint8_t, 16> b;
-    std::memcpy(b.data(), nla_data(a), 16);
-    info.prefix = IpPrefix(IpAddress::V6(b), ifa->ifa_prefixlen);
-  } else {
-    return std::nullopt;
-  }
+  info.prefix = IpPrefix(*ip, ifa->ifa_prefixlen);
   info.ifindex = static_cast<int>(ifa->ifa_index);
   info.scope = ifa->ifa_scope;
   // IFA_FLAGS carries the flags that do not fit ifa_flags' 8 bits.

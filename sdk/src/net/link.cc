@@ -6,7 +6,6 @@
 #include <linux/veth.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
-#include <netlink/route/link.h>
 
 #include <array>
 #include <cstdint>
@@ -74,10 +73,10 @@ std::optional<LinkInfo> LinkInfoOf(nlmsghdr* h) {
 // before each read: five system calls).
 absl::StatusOr<LinkInfo> GetLink(NetlinkSocket& sock, int index, const char* name,
                                  absl::string_view what) {
-  nl_msg* raw = nullptr;
-  int rc = rtnl_link_build_get_request(index, name, &raw);
-  NlMsgPtr request(raw);
-  if (rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr request, internal::LinkRequest(RTM_GETLINK, 0, index, what));
+  if (name != nullptr) {
+    if (int rc = nla_put_string(request.get(), IFLA_IFNAME, name); rc < 0) return NlError(rc, what);
+  }
   std::optional<LinkInfo> info;
   bool answered = false;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {

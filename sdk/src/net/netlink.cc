@@ -1,17 +1,9 @@
 #include "cni/net/netlink.h"
 
 #include <linux/netlink.h>
-#include <netlink/cache.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
-#include <netlink/route/action.h>
-#include <netlink/route/classifier.h>
-#include <netlink/route/nexthop.h>
-#include <netlink/route/qdisc.h>
-#include <netlink/route/route.h>
 #include <netlink/socket.h>
 #include <sys/socket.h>
 
@@ -27,15 +19,10 @@ namespace cni::net {
 
 void NlDeleter::operator()(nl_sock* p) const { nl_socket_free(p); }
 void NlDeleter::operator()(nl_msg* p) const { nlmsg_free(p); }
-void NlDeleter::operator()(nl_cache* p) const { nl_cache_free(p); }
-void NlDeleter::operator()(nl_addr* p) const { nl_addr_put(p); }
-void NlDeleter::operator()(rtnl_link* p) const { rtnl_link_put(p); }
-void NlDeleter::operator()(rtnl_addr* p) const { rtnl_addr_put(p); }
-void NlDeleter::operator()(rtnl_route* p) const { rtnl_route_put(p); }
-void NlDeleter::operator()(rtnl_nexthop* p) const { rtnl_route_nh_free(p); }
-void NlDeleter::operator()(rtnl_qdisc* p) const { rtnl_qdisc_put(p); }
-void NlDeleter::operator()(rtnl_cls* p) const { rtnl_cls_put(p); }
-void NlDeleter::operator()(rtnl_act* p) const { rtnl_act_put(p); }
+// The deleters of libnl's object model (caches, addresses, rtnl_* objects)
+// and Dump live in nl_objects.cc and rtnl_objects.cc: a static archive's
+// member is linked whole, so a program that drives only messages never links
+// libnl-route's object code, nor runs its start-up registrations.
 
 namespace {
 
@@ -161,25 +148,6 @@ absl::Status NetlinkSocket::Reconnect() {
 
 absl::Status NetlinkSocket::Transact(nl_msg* msg, absl::string_view what) {
   return Exchange(msg, NlExchange{.until = NlAnswer::kAck}, what);
-}
-
-absl::StatusOr<NlCachePtr> NetlinkSocket::Dump(
-    const std::function<int(nl_sock*, nl_cache**)>& alloc, absl::string_view what) {
-  // libnl reads the answers itself: nothing of an earlier request may be
-  // left on the socket.
-  if (dirty_) RETURN_IF_ERROR(Reconnect(), what);
-  int rc = 0;
-  // A dump racing with a change is flagged NLM_F_DUMP_INTR; libnl reports it
-  // as NLE_DUMP_INTR and the answer is simply to ask again.
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    nl_cache* raw = nullptr;
-    rc = alloc(sock_.get(), &raw);
-    NlCachePtr cache(raw);
-    if (rc >= 0) return cache;
-    if (rc != -NLE_DUMP_INTR) break;
-  }
-  dirty_ = true;  // libnl may have stopped reading midway
-  return NlError(rc, what);
 }
 
 }  // namespace cni::net

@@ -1,10 +1,8 @@
 #include "cni/net/route.h"
 
 #include <linux/rtnetlink.h>
-#include <netlink/cache.h>
+#include <netlink/attr.h>
 #include <netlink/msg.h>
-#include <netlink/route/nexthop.h>
-#include <netlink/route/route.h>
 
 #include <array>
 
@@ -16,8 +14,6 @@ namespace cni::net {
 namespace {
 
 using internal::AfOf;
-using internal::FromNlAddr;
-using internal::ToNlAddr;
 
 // Puts `ip` as attribute `type`.
 int PutIp(nl_msg* m, int type, const IpAddress& ip) { return nla_put(m, type, ip.byte_length(), ip.data()); }
@@ -128,39 +124,65 @@ absl::Status Send(NetlinkSocket& sock, const RouteSpec& r, RouteOp op) {
   return sock.Transact(msg.get(), What(r, op));
 }
 
-RouteSpec SpecOf(rtnl_route* route) {
+// The route of one RTM_NEWROUTE message, read as `ip route` shows it: the
+// table from RTA_TABLE (rtm_table holds only tables below 256), the metric
+// (0 when absent), and the paths: RTA_MULTIPATH's rtnexthops (weight =
+// rtnh_hops + 1), or the single RTA_OIF/RTA_GATEWAY with its flags in the
+// header. One path, either way, fills gw/ifindex/onlink; several fill
+// multipath. nullopt for a message too short to be a route.
+std::optional<RouteSpec> RouteSpecOf(nlmsghdr* h) {
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof(rtmsg))) return std::nullopt;
+  const auto* rtm = static_cast<const rtmsg*>(nlmsg_data(h));
+  std::array<nlattr*, RTA_MAX + 1> tb{};
+  if (nlmsg_parse(h, sizeof(rtmsg), tb.data(), RTA_MAX, nullptr) < 0) return std::nullopt;
+  const Family family = rtm->rtm_family == AF_INET6 ? Family::kV6 : Family::kV4;
+  auto u32 = [](const nlattr* a) { return nla_len(a) >= 4 ? nla_get_u32(const_cast<nlattr*>(a)) : 0u; };
   RouteSpec r;
-  int family = rtnl_route_get_family(route);
-  nl_addr* dst = rtnl_route_get_dst(route);
-  int len = dst ? static_cast<int>(nl_addr_get_prefixlen(dst)) : 0;
-  std::optional<IpAddress> ip = FromNlAddr(dst);
-  if (!ip) {  // no RTA_DST: a default route
-    ip = family == AF_INET6 ? IpAddress::V6({}) : IpAddress::V4({});
-  }
-  r.dst = IpPrefix(*ip, len);
-  r.scope = rtnl_route_get_scope(route);
-  r.table = static_cast<int>(rtnl_route_get_table(route));
-  r.priority = rtnl_route_get_priority(route);
-  r.protocol = rtnl_route_get_protocol(route);
-  r.type = rtnl_route_get_type(route);
-  r.src = FromNlAddr(rtnl_route_get_pref_src(route));
-  uint32_t val = 0;
-  if (rtnl_route_get_metric(route, RTAX_MTU, &val) == 0) r.mtu = static_cast<int>(val);
-  if (rtnl_route_get_metric(route, RTAX_ADVMSS, &val) == 0) r.advmss = static_cast<int>(val);
-  int n = rtnl_route_get_nnexthops(route);
-  for (int i = 0; i < n; ++i) {
-    rtnl_nexthop* nh = rtnl_route_nexthop_n(route, i);
-    Nexthop p;
-    p.ifindex = rtnl_route_nh_get_ifindex(nh);
-    p.gw = FromNlAddr(rtnl_route_nh_get_gateway(nh));
-    p.weight = rtnl_route_nh_get_weight(nh) + 1;
-    if (n == 1) {
-      r.gw = p.gw;
-      r.ifindex = p.ifindex;
-      r.onlink = (rtnl_route_nh_get_flags(nh) & RTNH_F_ONLINK) != 0;
-    } else {
-      r.multipath.push_back(p);
+  // No RTA_DST: a default route (rtm_dst_len 0).
+  std::optional<IpAddress> dst = internal::AddressOf(tb[RTA_DST], family);
+  r.dst = IpPrefix(dst ? *dst : family == Family::kV6 ? IpAddress::V6({}) : IpAddress::V4({}), rtm->rtm_dst_len);
+  r.scope = rtm->rtm_scope;
+  r.table = static_cast<int>(tb[RTA_TABLE] != nullptr ? u32(tb[RTA_TABLE]) : rtm->rtm_table);
+  r.priority = tb[RTA_PRIORITY] != nullptr ? u32(tb[RTA_PRIORITY]) : 0;
+  r.protocol = rtm->rtm_protocol;
+  r.type = rtm->rtm_type;
+  r.src = internal::AddressOf(tb[RTA_PREFSRC], family);
+  if (tb[RTA_METRICS] != nullptr) {
+    std::array<nlattr*, RTAX_MAX + 1> metrics{};
+    if (nla_parse_nested(metrics.data(), RTAX_MAX, tb[RTA_METRICS], nullptr) == 0) {
+      if (metrics[RTAX_MTU] != nullptr) r.mtu = static_cast<int>(u32(metrics[RTAX_MTU]));
+      if (metrics[RTAX_ADVMSS] != nullptr) r.advmss = static_cast<int>(u32(metrics[RTAX_ADVMSS]));
     }
+  }
+  std::vector<Nexthop> paths;
+  unsigned single_flags = rtm->rtm_flags;
+  if (tb[RTA_MULTIPATH] != nullptr) {
+    const auto* nh = static_cast<const rtnexthop*>(nla_data(tb[RTA_MULTIPATH]));
+    int left = nla_len(tb[RTA_MULTIPATH]);
+    while (left >= static_cast<int>(sizeof(rtnexthop)) && nh->rtnh_len >= sizeof(rtnexthop) &&
+           nh->rtnh_len <= left) {
+      Nexthop p{.ifindex = nh->rtnh_ifindex, .weight = nh->rtnh_hops + 1};
+      std::array<nlattr*, RTA_MAX + 1> ntb{};
+      auto* attrs = reinterpret_cast<nlattr*>(const_cast<char*>(reinterpret_cast<const char*>(RTNH_DATA(nh))));
+      if (nla_parse(ntb.data(), RTA_MAX, attrs, nh->rtnh_len - static_cast<int>(RTNH_LENGTH(0)), nullptr) == 0) {
+        p.gw = internal::AddressOf(ntb[RTA_GATEWAY], family);
+      }
+      single_flags = nh->rtnh_flags;
+      paths.push_back(p);
+      left -= RTNH_ALIGN(nh->rtnh_len);
+      nh = RTNH_NEXT(nh);
+    }
+  } else if (tb[RTA_OIF] != nullptr || tb[RTA_GATEWAY] != nullptr) {
+    paths.push_back({.gw = internal::AddressOf(tb[RTA_GATEWAY], family),
+                     .ifindex = tb[RTA_OIF] != nullptr ? static_cast<int>(u32(tb[RTA_OIF])) : 0,
+                     .weight = 1});
+  }
+  if (paths.size() == 1) {
+    r.gw = paths[0].gw;
+    r.ifindex = paths[0].ifindex;
+    r.onlink = (single_flags & RTNH_F_ONLINK) != 0;
+  } else {
+    r.multipath = std::move(paths);
   }
   return r;
 }
@@ -251,11 +273,10 @@ absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const Rou
     const auto* m = static_cast<const rtmsg*>(nlmsg_data(h));
     if (m->rtm_family != AF_INET && m->rtm_family != AF_INET6) return true;
     if (m->rtm_flags & RTM_F_CLONED) return true;  // cached clones are not routes
-    rtnl_route* raw = nullptr;
-    if (rtnl_route_parse(h, &raw) < 0) return true;
-    RtnlRoutePtr route(raw);
-    if (filter.table && static_cast<int>(rtnl_route_get_table(route.get())) != *filter.table) return true;
-    RouteSpec r = SpecOf(route.get());
+    std::optional<RouteSpec> parsed = RouteSpecOf(h);
+    if (!parsed) return true;
+    RouteSpec& r = *parsed;
+    if (filter.table && r.table != *filter.table) return true;
     if (filter.ifindex != 0) {
       bool through = r.ifindex == filter.ifindex;
       for (const Nexthop& p : r.multipath) through = through || p.ifindex == filter.ifindex;

@@ -17,6 +17,7 @@
 namespace cni::net {
 namespace {
 
+using internal::AddressOf;
 using internal::AfOf;
 
 std::string What(const RuleSpec& r, RuleOp op) {
@@ -25,23 +26,6 @@ std::string What(const RuleSpec& r, RuleOp op) {
 
 int PutPrefix(nl_msg* msg, int type, const IpPrefix& p) {
   return nla_put(msg, type, p.addr().byte_length(), p.addr().data());
-}
-
-// The address of attribute `a` in `family`, when it has the right length.
-std::optional<IpAddress> AddressOf(const nlattr* a, Family family) {
-  if (a == nullptr) return std::nullopt;
-  const auto* bytes = static_cast<const uint8_t*>(nla_data(a));
-  if (family == Family::kV4 && nla_len(a) == 4) {
-    std::array<uint8_t, 4> b;
-    std::memcpy(b.data(), bytes, 4);
-    return IpAddress::V4(b);
-  }
-  if (family == Family::kV6 && nla_len(a) == 16) {
-    std::array<uint8_t, 16> b;
-    std::memcpy(b.data(), bytes, 16);
-    return IpAddress::V6(b);
-  }
-  return std::nullopt;
 }
 
 // The rule of an RTM_NEWRULE message, when it is a table lookup of `family`.
