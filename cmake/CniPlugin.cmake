@@ -36,9 +36,12 @@ function(cni_add_plugin name)
   if(CNI_SANITIZE)
     # Sanitizers want the shared runtime libraries.
   elseif(NOT CNI_STATIC_PLUGINS OR ARG_DYNAMIC)
-    target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
+    target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc -Wl,--gc-sections)
   else()
-    target_link_options(${name} PRIVATE -static-pie)
+    # --gc-sections drops the functions no plugin path reaches (libstdc++'s
+    # and the SDK's, built with -ffunction-sections): tuning's text 3.46 ->
+    # 2.89 MB from libstdc++ alone.
+    target_link_options(${name} PRIVATE -static-pie -Wl,--gc-sections)
   endif()
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CNI_PLUGIN_BUILD_DIR})
   # A relative CNI_PLUGIN_INSTALL_DIR is taken relative to CMAKE_INSTALL_PREFIX.
