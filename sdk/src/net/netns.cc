@@ -84,8 +84,16 @@ absl::StatusOr<std::optional<Netns>> OpenNetnsForTeardown(absl::string_view path
 }
 
 absl::StatusOr<Netns> Netns::Current() {
-  // thread-self, not self: the namespace is a per-thread property.
-  return Open("/proc/thread-self/ns/net");
+  // thread-self, not self: the namespace is a per-thread property. The
+  // kernel's own link needs none of FromFd's checks that a path names a
+  // network namespace, only its identity (every netlink socket opened in
+  // the host namespace asks for it).
+  std::string path = "/proc/thread-self/ns/net";
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return OpenError(errno, path);
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return OpenError(errno, path);
+  return Netns(std::move(fd), std::move(path), st.st_dev, st.st_ino);
 }
 
 absl::StatusOr<Netns> Netns::Dup() const {
