@@ -11,6 +11,13 @@
 //             [--after-command CMD]   (run after each timed call, untimed, e.g. DEL after ADD)
 //             [--between SHELL]       (a shell command run after that, untimed, e.g. to
 //                                     reset state a plugin's DEL leaves behind)
+//             [--noop PATH --noop-execs N]  (also time N execs of a no-op right before
+//                                     each call, with its environment and stdin: the
+//                                     exec part of the call's floor, measured in the
+//                                     same rounds as the call, so that the machine's
+//                                     drift between runs minutes apart (exec cost moved
+//                                     470-940 us within one bench run, 2026-11-25)
+//                                     does not enter the ratio. Printed as "noop".)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,8 +32,9 @@
 namespace {
 
 struct Options {
-  std::string name, ours, upstream, config_path, command = "ADD", after_command, between;
+  std::string name, ours, upstream, config_path, command = "ADD", after_command, between, noop;
   int iterations = 200;
+  int noop_execs = 1;
   std::vector<std::string> env, ours_env, upstream_env;
 };
 
@@ -41,6 +49,8 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--after-command") o.after_command = v;
     else if (k == "--between") o.between = v;
     else if (k == "--iterations") o.iterations = std::stoi(v);
+    else if (k == "--noop") o.noop = v;
+    else if (k == "--noop-execs") o.noop_execs = std::stoi(v);
     else if (k == "--env") o.env.push_back(v);
     else if (k == "--ours-env") o.ours_env.push_back(v);
     else if (k == "--upstream-env") o.upstream_env.push_back(v);
@@ -97,14 +107,22 @@ int main(int argc, char** argv) {
   std::stringstream ss;
   ss << f.rdbuf();
   std::string config = ss.str();
-  std::vector<double> ours, upstream;
-  bool ours_failed = false, upstream_failed = false;
+  std::vector<double> ours, upstream, noop;
+  bool ours_failed = false, upstream_failed = false, noop_failed = false;
   for (int i = 0; i < o.iterations; ++i) {
     // Alternate which one goes first so neither always runs on a warmer cache.
     for (int k = 0; k < 2; ++k) {
       bool run_ours = (i + k) % 2 == 0;
       const std::string& plugin = run_ours ? o.ours : o.upstream;
       auto env = EnvFor(o, run_ours, o.command, i);
+      if (!o.noop.empty()) {
+        double round = 0;
+        for (int j = 0; j < o.noop_execs && round >= 0; ++j) {
+          double us = TimedCall(o.noop, env, config, noop_failed);
+          round = us < 0 ? -1 : round + us;
+        }
+        if (round >= 0) noop.push_back(round);
+      }
       double us = TimedCall(plugin, env, config, run_ours ? ours_failed : upstream_failed);
       if (us >= 0) (run_ours ? ours : upstream).push_back(us);
       if (!o.after_command.empty()) {
@@ -117,7 +135,9 @@ int main(int argc, char** argv) {
     }
   }
   double mo = Median(ours), mu = Median(upstream);
-  std::printf("%-40s ours %9.0f us   upstream %9.0f us   ratio %.3f   (n=%zu/%zu)\n",
+  std::printf("%-40s ours %9.0f us   upstream %9.0f us   ratio %.3f   (n=%zu/%zu)",
               o.name.c_str(), mo, mu, mu > 0 ? mo / mu : 0.0, ours.size(), upstream.size());
-  return (ours_failed || upstream_failed) ? 1 : 0;
+  if (!o.noop.empty()) std::printf("   noop %.0f us", Median(noop));
+  std::printf("\n");
+  return (ours_failed || upstream_failed || noop_failed) ? 1 : 0;
 }
