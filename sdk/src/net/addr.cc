@@ -5,8 +5,6 @@
 #include <netlink/msg.h>
 #include <sys/socket.h>
 
-#include <array>
-#include <cstring>
 #include <optional>
 #include <string>
 

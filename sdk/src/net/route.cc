@@ -163,7 +163,8 @@ std::optional<RouteSpec> RouteSpecOf(nlmsghdr* h) {
            nh->rtnh_len <= left) {
       Nexthop p{.ifindex = nh->rtnh_ifindex, .weight = nh->rtnh_hops + 1};
       std::array<nlattr*, RTA_MAX + 1> ntb{};
-      auto* attrs = reinterpret_cast<nlattr*>(const_cast<char*>(reinterpret_cast<const char*>(RTNH_DATA(nh))));
+      // A path's own attributes (RTA_GATEWAY) follow its rtnexthop.
+      auto* attrs = reinterpret_cast<nlattr*>(RTNH_DATA(nh));
       if (nla_parse(ntb.data(), RTA_MAX, attrs, nh->rtnh_len - static_cast<int>(RTNH_LENGTH(0)), nullptr) == 0) {
         p.gw = internal::AddressOf(ntb[RTA_GATEWAY], family);
       }

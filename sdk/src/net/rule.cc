@@ -7,9 +7,6 @@
 #include <netlink/msg.h>
 #include <sys/socket.h>
 
-#include <array>
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
 #include "nl_convert.h"
