@@ -62,6 +62,10 @@ absl::StatusOr<Netns> Netns::FromFd(UniqueFd fd, std::string path) {
   int type = ioctl(fd.get(), NS_GET_NSTYPE);
   if (type < 0 && errno != ENOTTY) return OpenError(errno, path);
   if (type >= 0 && type != CLONE_NEWNET) return NotNetnsError(path, "a namespace of another kind");
+  return Identified(std::move(fd), std::move(path));
+}
+
+absl::StatusOr<Netns> Netns::Identified(UniqueFd fd, std::string path) {
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return OpenError(errno, path);
   return Netns(std::move(fd), std::move(path), st.st_dev, st.st_ino);
@@ -91,9 +95,7 @@ absl::StatusOr<Netns> Netns::Current() {
   std::string path = "/proc/thread-self/ns/net";
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return OpenError(errno, path);
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return OpenError(errno, path);
-  return Netns(std::move(fd), std::move(path), st.st_dev, st.st_ino);
+  return Identified(std::move(fd), std::move(path));
 }
 
 absl::StatusOr<Netns> Netns::Dup() const {

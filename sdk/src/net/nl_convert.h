@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "cni/net/ip.h"
-#include "cni/net/netlink.h"
 
 namespace cni::net::internal {
 

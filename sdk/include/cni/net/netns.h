@@ -85,6 +85,8 @@ class Netns {
       : fd_(std::move(fd)), path_(std::move(path)), dev_(dev), ino_(ino) {}
   // Validates `fd` as a network namespace (closed on failure).
   static absl::StatusOr<Netns> FromFd(UniqueFd fd, std::string path);
+  // `fd` with its identity (device and inode, for Same), unchecked.
+  static absl::StatusOr<Netns> Identified(UniqueFd fd, std::string path);
 
   UniqueFd fd_;
   std::string path_;
