@@ -34,9 +34,9 @@ absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, co
   ifa.ifa_index = static_cast<uint32_t>(ifindex);
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(type, msg_flags, ifa, what));
   nl_msg* m = msg.get();
-  int rc = nla_put(m, IFA_LOCAL, ip.byte_length(), ip.data());
-  if (rc >= 0) rc = nla_put(m, IFA_ADDRESS, ip.byte_length(), ip.data());
-  if (rc >= 0 && broadcast) rc = nla_put(m, IFA_BROADCAST, broadcast->byte_length(), broadcast->data());
+  int rc = internal::PutAddress(m, IFA_LOCAL, ip);
+  if (rc >= 0) rc = internal::PutAddress(m, IFA_ADDRESS, ip);
+  if (rc >= 0 && broadcast) rc = internal::PutAddress(m, IFA_BROADCAST, *broadcast);
   if (rc >= 0 && (ifa_flags & ~0xffu) != 0) rc = nla_put_u32(m, IFA_FLAGS, ifa_flags);
   if (rc < 0) return NlError(rc, what);
   return msg;
@@ -104,17 +104,13 @@ class StrictDumps {
 absl::StatusOr<std::vector<AddressInfo>> ListAddresses(NetlinkSocket& sock, int ifindex,
                                                        std::optional<Family> family) {
   const std::string what = "listing addresses";
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETADDR, NLM_F_DUMP));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   ifaddrmsg ifa{};
   ifa.ifa_family = family.has_value() ? AfOf(*family) : AF_UNSPEC;
   // With strict checking the kernel walks only this link's addresses: a
   // full dump grows with every container on the node (each veth has its
   // IPv6 link-local address), 6 ms with 1,000 of them.
   ifa.ifa_index = static_cast<uint32_t>(ifindex);
-  if (nlmsg_append(msg.get(), &ifa, sizeof(ifa), NLMSG_ALIGNTO) < 0) {
-    return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  }
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_GETADDR, NLM_F_DUMP, ifa, what));
   std::vector<AddressInfo> out;
   StrictDumps strict(sock);
   NlExchange how{.until = NlAnswer::kDump,

@@ -21,14 +21,12 @@
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 #include "link_on_master.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
 
-
-absl::Status NoMemory(absl::string_view what) {
-  return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-}
+using internal::NoMemory;
 
 // Sends the dump `msg` and hands every answer message to `fn`.
 absl::Status DumpWith(NetlinkSocket& sock, nl_msg* msg, const std::function<void(nlmsghdr*)>& fn,

@@ -16,30 +16,17 @@
 #include "absl/strings/str_cat.h"
 #include "cni/net/sysctl.h"
 #include "cni/status_macros.h"
+#include "link_on_master.h"
 #include "nl_convert.h"
+#include "nl_request.h"
 
 namespace cni::net {
-namespace {
 
-absl::Status NoMemory(absl::string_view what) { return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory")); }
-
-// An RTM_GETLINK / RTM_SETLINK request for the interface `ifindex`, its
-// attributes still to come; null when out of memory.
-NlMsgPtr LinkRequest(int type, int ifindex) {
-  NlMsgPtr msg(nlmsg_alloc_simple(type, 0));
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = ifindex;
-  if (msg && nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) msg.reset();
-  return msg;
-}
-
-}  // namespace
+using internal::NoMemory;
 
 absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint32_t value) {
   const std::string what = absl::StrCat("setting IPv4 setting #", setting, " of interface #", ifindex);
-  NlMsgPtr msg = LinkRequest(RTM_SETLINK, ifindex);
-  if (!msg) return NoMemory(what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_SETLINK, 0, ifindex, what, AF_UNSPEC));
   // IFLA_AF_SPEC { AF_INET { IFLA_INET_CONF { <setting>: u32 } } }
   nlattr* spec = nla_nest_start(msg.get(), IFLA_AF_SPEC);
   nlattr* inet = spec != nullptr ? nla_nest_start(msg.get(), AF_INET) : nullptr;
@@ -58,8 +45,7 @@ namespace {
 // interface has no such family.
 absl::StatusOr<std::vector<uint32_t>> LinkDevConf(NetlinkSocket& sock, int ifindex, int af, int conf_attr,
                                                   const std::string& what) {
-  NlMsgPtr msg = LinkRequest(RTM_GETLINK, ifindex);
-  if (!msg) return NoMemory(what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, ifindex, what, AF_UNSPEC));
   std::optional<std::vector<uint32_t>> values;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* h) {
                    std::array<nlattr*, IFLA_MAX + 1> tb{};
@@ -119,14 +105,10 @@ absl::StatusOr<int32_t> Ipv6DevConf(NetlinkSocket& sock, int ifindex, int settin
 
 absl::StatusOr<bool> ForwardingEnabled(NetlinkSocket& sock, Family family) {
   const std::string what = absl::StrCat("reading ", family == Family::kV4 ? "IPv4" : "IPv6", " forwarding");
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETNETCONF, 0));
-  if (!msg) return NoMemory(what);
   netconfmsg ncm{};
   ncm.ncm_family = static_cast<unsigned char>(internal::AfOf(family));
-  if (nlmsg_append(msg.get(), &ncm, sizeof(ncm), NLMSG_ALIGNTO) < 0 ||
-      nla_put_s32(msg.get(), NETCONFA_IFINDEX, NETCONFA_IFINDEX_ALL) < 0) {
-    return NoMemory(what);
-  }
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_GETNETCONF, 0, ncm, what));
+  if (nla_put_s32(msg.get(), NETCONFA_IFINDEX, NETCONFA_IFINDEX_ALL) < 0) return NoMemory(what);
   std::optional<bool> on;
   NlExchange how{.until = NlAnswer::kOne, .each = [&on](nlmsghdr* h) {
                    std::array<nlattr*, NETCONFA_MAX + 1> tb{};

@@ -18,6 +18,7 @@
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 #include "link_on_master.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
@@ -159,15 +160,13 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
   std::string what = VethWhat(spec);
   // Written here, as link changes are (see Change): the message libnl's veth
   // builder makes, without its rtnl_link objects.
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  const ifinfomsg ifi{.ifi_family = AF_UNSPEC};
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifi, what));
   nl_msg* m = msg.get();
-  // One end: its ifinfomsg, then its name, MTU, MAC and (the peer) namespace.
+  // One end's attributes (after its ifinfomsg): its name, MTU, MAC and (the
+  // peer) namespace.
   auto put_end = [&](const std::string& name, const std::optional<MacAddress>& mac, const Netns* ns) {
-    ifinfomsg ifi{};
-    ifi.ifi_family = AF_UNSPEC;
-    int rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
-    if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, name.c_str());
+    int rc = nla_put_string(m, IFLA_IFNAME, name.c_str());
     if (rc >= 0 && spec.mtu > 0) rc = nla_put_u32(m, IFLA_MTU, static_cast<uint32_t>(spec.mtu));
     if (rc >= 0 && mac) rc = nla_put(m, IFLA_ADDRESS, mac->bytes().size(), mac->bytes().data());
     // The peer is born in its namespace: it never shows up (or collides) here.
@@ -178,10 +177,12 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
   nlattr* linkinfo = rc >= 0 ? nla_nest_start(m, IFLA_LINKINFO) : nullptr;
   if (linkinfo != nullptr) rc = nla_put_string(m, IFLA_INFO_KIND, "veth");
   nlattr* data = rc >= 0 && linkinfo != nullptr ? nla_nest_start(m, IFLA_INFO_DATA) : nullptr;
-  // VETH_INFO_PEER holds the peer's ifinfomsg followed by its attributes.
   nlattr* peer = data != nullptr ? nla_nest_start(m, VETH_INFO_PEER) : nullptr;
   if (peer == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
-  if (rc = put_end(spec.peer_name, spec.peer_mac, spec.peer_netns); rc < 0) return NlError(rc, what);
+  // VETH_INFO_PEER holds the peer's own ifinfomsg, then its attributes.
+  rc = nlmsg_append(m, const_cast<ifinfomsg*>(&ifi), sizeof(ifi), NLMSG_ALIGNTO);
+  if (rc >= 0) rc = put_end(spec.peer_name, spec.peer_mac, spec.peer_netns);
+  if (rc < 0) return NlError(rc, what);
   nla_nest_end(m, peer);
   nla_nest_end(m, data);
   nla_nest_end(m, linkinfo);

@@ -1,5 +1,5 @@
 // Internal: conversions between the SDK's value types and netlink's
-// address families and attributes.
+// address families and attributes, both ways.
 #pragma once
 
 #include <netlink/attr.h>
@@ -31,6 +31,12 @@ inline std::optional<IpAddress> AddressOf(const nlattr* a, Family family) {
     return IpAddress::V6(b);
   }
   return std::nullopt;
+}
+
+// Puts `ip` as attribute `type` (RTA_DST, IFA_LOCAL, FRA_SRC, ...): its 4
+// or 16 bytes. libnl's negative error code on failure.
+inline int PutAddress(nl_msg* msg, int type, const IpAddress& ip) {
+  return nla_put(msg, type, ip.byte_length(), ip.data());
 }
 
 }  // namespace cni::net::internal

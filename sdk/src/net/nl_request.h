@@ -10,10 +10,15 @@
 
 namespace cni::net::internal {
 
+// The error of a message that could not be allocated or grown.
+inline absl::Status NoMemory(absl::string_view what) {
+  return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+}
+
 template <typename Header>
 absl::StatusOr<NlMsgPtr> RequestWith(int type, int flags, const Header& header, absl::string_view what) {
   NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  if (!msg) return NoMemory(what);
   if (int rc = nlmsg_append(msg.get(), const_cast<Header*>(&header), sizeof(header), NLMSG_ALIGNTO); rc < 0) {
     return NlError(rc, what);
   }

@@ -9,21 +9,21 @@
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
 #include "nl_convert.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
 
 using internal::AfOf;
 
-// Puts `ip` as attribute `type`.
-int PutIp(nl_msg* m, int type, const IpAddress& ip) { return nla_put(m, type, ip.byte_length(), ip.data()); }
+using internal::PutAddress;
 
-// The route message for `r`, written here as libnl's route builder writes it
-// (rtmsg, RTA_TABLE always, RTA_DST, priority, preferred source, metrics,
-// then one path as RTA_GATEWAY/RTA_OIF with its flags in the header, or
-// RTA_MULTIPATH with one rtnexthop per path), without its rtnl_route
-// objects (see link.cc).
-absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
+// The route message (`type`, `flags`) for `r`, written here as libnl's route
+// builder writes it (rtmsg, RTA_TABLE always, RTA_DST, priority, preferred
+// source, metrics, then one path as RTA_GATEWAY/RTA_OIF with its flags in
+// the header, or RTA_MULTIPATH with one rtnexthop per path), without its
+// rtnl_route objects (see link.cc).
+absl::StatusOr<NlMsgPtr> RouteMessage(int type, int flags, const RouteSpec& r, RouteOp op, absl::string_view what) {
   std::vector<Nexthop> paths = r.multipath;
   if (paths.empty() && (r.gw || r.ifindex != 0)) paths.push_back({r.gw, r.ifindex, 1});
   const uint32_t table = r.table != 0 ? static_cast<uint32_t>(r.table) : RT_TABLE_MAIN;
@@ -47,11 +47,12 @@ absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
   }
   const bool one_path = paths.size() == 1;
   if (one_path && r.onlink && r.multipath.empty()) rtm.rtm_flags |= RTNH_F_ONLINK;
-  int rc = nlmsg_append(m, &rtm, sizeof(rtm), NLMSG_ALIGNTO);
-  if (rc >= 0) rc = nla_put_u32(m, RTA_TABLE, table);
-  if (rc >= 0) rc = PutIp(m, RTA_DST, r.dst.Network().addr());
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(type, flags, rtm, what));
+  nl_msg* m = msg.get();
+  int rc = nla_put_u32(m, RTA_TABLE, table);
+  if (rc >= 0) rc = PutAddress(m, RTA_DST, r.dst.Network().addr());
   if (rc >= 0 && r.priority) rc = nla_put_u32(m, RTA_PRIORITY, *r.priority);
-  if (rc >= 0 && r.src) rc = PutIp(m, RTA_PREFSRC, *r.src);
+  if (rc >= 0 && r.src) rc = PutAddress(m, RTA_PREFSRC, *r.src);
   if (rc >= 0 && (r.mtu || r.advmss)) {
     nlattr* metrics = nla_nest_start(m, RTA_METRICS);
     if (metrics == nullptr) rc = -NLE_NOMEM;
@@ -60,7 +61,7 @@ absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
     if (rc >= 0) nla_nest_end(m, metrics);
   }
   if (rc >= 0 && one_path) {
-    if (paths[0].gw) rc = PutIp(m, RTA_GATEWAY, *paths[0].gw);
+    if (paths[0].gw) rc = PutAddress(m, RTA_GATEWAY, *paths[0].gw);
     if (rc >= 0 && paths[0].ifindex != 0) rc = nla_put_u32(m, RTA_OIF, static_cast<uint32_t>(paths[0].ifindex));
   } else if (rc >= 0 && paths.size() > 1) {
     nlattr* multipath = nla_nest_start(m, RTA_MULTIPATH);
@@ -76,14 +77,14 @@ absl::Status FillRoute(nl_msg* m, const RouteSpec& r, RouteOp op) {
       // rtnh_hops is the weight minus one.
       nh->rtnh_hops = static_cast<unsigned char>(r.multipath.size() > 0 && p.weight > 1 ? p.weight - 1 : 0);
       nh->rtnh_ifindex = p.ifindex;
-      if (p.gw) rc = PutIp(m, RTA_GATEWAY, *p.gw);
+      if (p.gw) rc = PutAddress(m, RTA_GATEWAY, *p.gw);
       // libnl's message buffer never moves (a put that does not fit fails).
       nh->rtnh_len = static_cast<unsigned short>(reinterpret_cast<char*>(nlmsg_tail(nlmsg_hdr(m))) - reinterpret_cast<char*>(nh));
     }
     if (rc >= 0) nla_nest_end(m, multipath);
   }
-  if (rc < 0) return NlError(rc, "building the route message");
-  return absl::OkStatus();
+  if (rc < 0) return NlError(rc, what);
+  return msg;
 }
 
 std::string What(const RouteSpec& r, RouteOp op) {
@@ -113,10 +114,7 @@ absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
       flags = 0;
       break;
   }
-  NlMsgPtr msg(nlmsg_alloc_simple(type, flags));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
-  RETURN_IF_ERROR(FillRoute(msg.get(), r, op), what);
-  return msg;
+  return RouteMessage(type, flags, r, op, what);
 }
 
 absl::Status Send(NetlinkSocket& sock, const RouteSpec& r, RouteOp op) {
@@ -259,11 +257,9 @@ absl::StatusOr<NlMsgPtr> BuildRouteRequest(const RouteSpec& route, RouteOp op) {
 
 absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const RouteFilter& filter) {
   const char* what = "listing routes";
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   rtmsg rtm{};
   rtm.rtm_family = static_cast<unsigned char>(filter.family ? AfOf(*filter.family) : AF_UNSPEC);
-  if (int rc = nlmsg_append(msg.get(), &rtm, sizeof(rtm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_GETROUTE, 0, rtm, what));
   // Each message is parsed on its own, not through a libnl cache: the cache
   // keys routes by destination, table and metric only, and keeps one of two
   // routes that differ by device (fe80::/64 on two links, a default route
@@ -294,13 +290,11 @@ absl::StatusOr<std::vector<RouteSpec>> ListRoutes(NetlinkSocket& sock, const Rou
 
 absl::StatusOr<int> RouteOutputInterface(NetlinkSocket& sock, const IpAddress& dst) {
   const std::string what = absl::StrCat("looking up the route to ", dst.ToString());
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   rtmsg rtm{};
   rtm.rtm_family = static_cast<unsigned char>(AfOf(dst.family()));
   rtm.rtm_dst_len = static_cast<unsigned char>(dst.bit_length());
-  if (int rc = nlmsg_append(msg.get(), &rtm, sizeof(rtm), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
-  if (int rc = nla_put(msg.get(), RTA_DST, dst.byte_length(), dst.data()); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_GETROUTE, 0, rtm, what));
+  if (int rc = PutAddress(msg.get(), RTA_DST, dst); rc < 0) return NlError(rc, what);
   int oif = 0;
   NlExchange how{.until = NlAnswer::kOne, .each = [&oif](nlmsghdr* h) {
                    std::array<nlattr*, RTA_MAX + 1> tb{};

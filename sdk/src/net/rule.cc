@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/status_macros.h"
 #include "nl_convert.h"
+#include "nl_request.h"
 
 namespace cni::net {
 namespace {
@@ -19,10 +20,6 @@ using internal::AfOf;
 
 std::string What(const RuleSpec& r, RuleOp op) {
   return absl::StrCat(op == RuleOp::kAdd ? "adding" : "deleting", " rule \"", r.ToString(), "\"");
-}
-
-int PutPrefix(nl_msg* msg, int type, const IpPrefix& p) {
-  return nla_put(msg, type, p.addr().byte_length(), p.addr().data());
 }
 
 // The rule of an RTM_NEWRULE message, when it is a table lookup of `family`.
@@ -61,9 +58,6 @@ std::string RuleSpec::ToString() const {
 
 absl::StatusOr<NlMsgPtr> BuildRuleRequest(const RuleSpec& r, RuleOp op) {
   std::string what = What(r, op);
-  NlMsgPtr msg(nlmsg_alloc_simple(op == RuleOp::kAdd ? RTM_NEWRULE : RTM_DELRULE,
-                                  op == RuleOp::kAdd ? NLM_F_CREATE | NLM_F_EXCL : 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   fib_rule_hdr frh{};
   frh.family = static_cast<uint8_t>(AfOf(r.family));
   frh.action = FR_ACT_TO_TBL;
@@ -71,11 +65,13 @@ absl::StatusOr<NlMsgPtr> BuildRuleRequest(const RuleSpec& r, RuleOp op) {
   if (r.dst) frh.dst_len = static_cast<uint8_t>(r.dst->len());
   // Tables below 256 fit the header; FRA_TABLE carries any (as iproute2 sends).
   frh.table = r.table > 0 && r.table < 256 ? static_cast<uint8_t>(r.table) : uint8_t{RT_TABLE_UNSPEC};
-  int rc = nlmsg_append(msg.get(), &frh, sizeof(frh), NLMSG_ALIGNTO);
-  if (rc >= 0 && r.table > 0) rc = nla_put_u32(msg.get(), FRA_TABLE, static_cast<uint32_t>(r.table));
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(op == RuleOp::kAdd ? RTM_NEWRULE : RTM_DELRULE,
+                                                       op == RuleOp::kAdd ? NLM_F_CREATE | NLM_F_EXCL : 0, frh, what));
+  int rc = 0;
+  if (r.table > 0) rc = nla_put_u32(msg.get(), FRA_TABLE, static_cast<uint32_t>(r.table));
   if (rc >= 0 && r.priority) rc = nla_put_u32(msg.get(), FRA_PRIORITY, *r.priority);
-  if (rc >= 0 && r.src) rc = PutPrefix(msg.get(), FRA_SRC, *r.src);
-  if (rc >= 0 && r.dst) rc = PutPrefix(msg.get(), FRA_DST, *r.dst);
+  if (rc >= 0 && r.src) rc = internal::PutAddress(msg.get(), FRA_SRC, r.src->addr());
+  if (rc >= 0 && r.dst) rc = internal::PutAddress(msg.get(), FRA_DST, r.dst->addr());
   if (rc >= 0 && r.protocol != 0) rc = nla_put_u8(msg.get(), FRA_PROTOCOL, static_cast<uint8_t>(r.protocol));
   if (rc < 0) return NlError(rc, what);
   return msg;
@@ -89,11 +85,9 @@ absl::Status DeleteRule(NetlinkSocket& sock, const RuleSpec& rule) {
 
 absl::StatusOr<std::vector<RuleSpec>> ListRules(NetlinkSocket& sock, std::optional<Family> family) {
   const char* what = "listing rules";
-  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETRULE, 0));
-  if (!msg) return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   fib_rule_hdr frh{};
   frh.family = static_cast<uint8_t>(family ? AfOf(*family) : AF_UNSPEC);
-  if (int rc = nlmsg_append(msg.get(), &frh, sizeof(frh), NLMSG_ALIGNTO); rc < 0) return NlError(rc, what);
+  ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_GETRULE, 0, frh, what));
   std::vector<RuleSpec> out;
   RETURN_IF_ERROR(sock.Exchange(msg.get(),
                                 NlExchange{.until = NlAnswer::kDump,
