@@ -16,7 +16,7 @@
 //   cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]
 //             [--bridge NAME] [--rules N] [--execs N]
 //   scenarios: exec, bridge-add, veth-del, ptp-add, tuning, bandwidth-add,
-//              ifb-del, nft-add, nft-del, nft-chain-add
+//              ifb-del, nft-add, nft-del, nft-chain-add, nft-portmap-add
 // Runs in the caller's network namespace (the bench's private one); `--netns`
 // is the container namespace. Prints "<scenario> <median microseconds>",
 // then, with --execs, the median microseconds of a round's execs.
@@ -24,7 +24,8 @@
 // bench has filled with other containers' ports, scripts/bench.d/chains)
 // instead of a fresh one of their own, so the floor is measured on a full
 // node. --rules N: nft-add and nft-del find N other rules in their chain,
-// nft-chain-add N other chains (a node's other containers'): see there.
+// nft-chain-add N other chains (a node's other containers'), nft-portmap-add
+// N other containers' ipMasq and DNAT chains: see there.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -380,6 +381,72 @@ Scenario NftChainAdd(const Options& o) {
   return s;
 }
 
+// portmap's mapping on a node laid out as portmap and ipMasq leave it with
+// iptables-nft: the nat table's PREROUTING and OUTPUT both jump to the
+// hostport chain, which jumps to one DNAT chain per container (its two
+// set-mark jumps and its DNAT), and POSTROUTING jumps to one ipMasq chain
+// per container. The commit adds the probe's DNAT chain and inserts its
+// jump, as portmap's ADD does. nft-chain-add's table has only the ipMasq
+// part; the validation on commit walks every path from every base chain.
+constexpr char kHostportDnat[] = "floor-hostport-dnat";
+constexpr char kSetMark[] = "floor-hostport-setmark";
+std::string DnatChain(int i) { return absl::StrCat("floor-dn-", i); }
+void AddMappingChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix& to, uint16_t host_port) {
+  using cni::fw::L4Protocol;
+  b.AddChain(NftFamily::kIp, kNatTable, chain);
+  const ipt_nft::PortMatch any{.protocol = L4Protocol::kTcp, .dport = host_port};
+  ipt_nft::PortMatch from_net = any, from_lo = any;
+  from_net.source = Prefix("10.88.0.0/16");
+  from_lo.source = Prefix("127.0.0.1/32");
+  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortJump(from_net, kSetMark));
+  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortJump(from_lo, kSetMark));
+  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortDnat(any, to.addr(), 80));
+  b.InsertRule(NftFamily::kIp, kNatTable, kHostportDnat,
+               ipt_nft::MultiportJump("floor", L4Protocol::kTcp, {host_port}, chain));
+}
+void MakeNodeNatTable(int others) {
+  MakeNatTable(0);
+  cni::fw::NftBatch b;
+  b.AddChain(NftFamily::kIp, kNatTable, kHostportDnat);
+  b.AddChain(NftFamily::kIp, kNatTable, kSetMark);
+  for (const char* hook : {"prerouting", "output"}) {
+    std::string base = absl::StrCat("floor-", hook);
+    b.AddChain(NftFamily::kIp, kNatTable, base, cni::fw::NftHook{.type = "nat", .hook = hook, .priority = -100});
+    b.AddRule(NftFamily::kIp, kNatTable, base, ipt_nft::Commented({}, "floor").Jump(kHostportDnat));
+  }
+  Check(b.Commit(), "node nat layout");
+  NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
+  const int kPerCommit = 100;  // keeps each batch well inside a socket buffer
+  for (int first = 0; first < others; first += kPerCommit) {
+    cni::fw::NftBatch fill;
+    for (int i = first; i < std::min(others, first + kPerCommit); ++i) {
+      AddMasqChain(fill, OwnChain(i), OtherAddress(i));
+      AddMappingChain(fill, DnatChain(i), OtherAddress(i), static_cast<uint16_t>(20000 + i));
+    }
+    Check(fill.Commit(nl), "other containers' chains");
+  }
+}
+
+Scenario NftPortmapAdd(const Options& o) {
+  MakeNodeNatTable(o.rules);
+  Scenario s;
+  s.body = [] {
+    cni::fw::NftBatch b;
+    AddMappingChain(b, "floor-dn-probe", Prefix("10.88.0.5/32"), 8080);
+    CommitAdding(b);
+  };
+  s.teardown = [] {
+    cni::fw::NftBatch b;
+    for (const auto& r : added_rules) {
+      if (r.chain == kHostportDnat) b.DeleteRule(r);
+    }
+    b.FlushChain(NftFamily::kIp, kNatTable, "floor-dn-probe");
+    b.DeleteChain(NftFamily::kIp, kNatTable, "floor-dn-probe");
+    Check(b.Commit(), "delete the probe's chain");
+  };
+  return s;
+}
+
 // One exec of a static no-op, started as cni_bench starts a plugin (config
 // on stdin, stdout captured).
 Scenario Exec(const Options& o) {
@@ -435,6 +502,7 @@ int main(int argc, char** argv) {
   else if (o.scenario == "nft-add") s = NftAdd(o);
   else if (o.scenario == "nft-del") s = NftDel(o);
   else if (o.scenario == "nft-chain-add") s = NftChainAdd(o);
+  else if (o.scenario == "nft-portmap-add") s = NftPortmapAdd(o);
   else {
     std::fprintf(stderr, "cni_floor: unknown scenario %s\n", o.scenario.c_str());
     return 2;
