@@ -346,19 +346,35 @@ void AddMasqChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix
   b.AddRule(NftFamily::kIp, kNatTable, "floor-postrouting",
             ipt_nft::AddressesCommented({.source = address}, "floor").Jump(chain));
 }
+// The chains of `others` other containers, each made by `add_other`, in
+// commits of a few hundred: each batch stays well inside a socket buffer.
+void FillNatTable(int others, const std::function<void(cni::fw::NftBatch&, int)>& add_other) {
+  NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
+  const int kPerCommit = 100;
+  for (int first = 0; first < others; first += kPerCommit) {
+    cni::fw::NftBatch fill;
+    for (int i = first; i < std::min(others, first + kPerCommit); ++i) add_other(fill, i);
+    Check(fill.Commit(nl), "other containers' chains");
+  }
+}
 void MakeNatTable(int others) {
   cni::fw::NftBatch b;
   b.AddTable(NftFamily::kIp, kNatTable);
   b.AddChain(NftFamily::kIp, kNatTable, "floor-postrouting",
              cni::fw::NftHook{.type = "nat", .hook = "postrouting", .priority = 100});
   Check(b.Commit(), "nat table");
-  NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
-  const int kPerCommit = 200;  // keeps each batch well inside a socket buffer
-  for (int first = 0; first < others; first += kPerCommit) {
-    cni::fw::NftBatch fill;
-    for (int i = first; i < std::min(others, first + kPerCommit); ++i) AddMasqChain(fill, OwnChain(i), OtherAddress(i));
-    Check(fill.Commit(nl), "other chains");
+  FillNatTable(others, [](cni::fw::NftBatch& fill, int i) { AddMasqChain(fill, OwnChain(i), OtherAddress(i)); });
+}
+// A teardown: the probe's chain deleted, with the jump to it that the body's
+// commit added into `from`.
+void DeleteProbeChain(const std::string& from, const std::string& probe) {
+  cni::fw::NftBatch b;
+  for (const auto& r : added_rules) {
+    if (r.chain == from) b.DeleteRule(r);
   }
+  b.FlushChain(NftFamily::kIp, kNatTable, probe);
+  b.DeleteChain(NftFamily::kIp, kNatTable, probe);
+  Check(b.Commit(), "delete the probe's chain");
 }
 
 Scenario NftChainAdd(const Options& o) {
@@ -369,15 +385,7 @@ Scenario NftChainAdd(const Options& o) {
     AddMasqChain(b, "floor-probe", Prefix("10.88.0.5/32"));
     CommitAdding(b);
   };
-  s.teardown = [] {
-    cni::fw::NftBatch b;
-    for (const auto& r : added_rules) {
-      if (r.chain == "floor-postrouting") b.DeleteRule(r);
-    }
-    b.FlushChain(NftFamily::kIp, kNatTable, "floor-probe");
-    b.DeleteChain(NftFamily::kIp, kNatTable, "floor-probe");
-    Check(b.Commit(), "delete the probe's chain");
-  };
+  s.teardown = [] { DeleteProbeChain("floor-postrouting", "floor-probe"); };
   return s;
 }
 
@@ -415,16 +423,10 @@ void MakeNodeNatTable(int others) {
     b.AddRule(NftFamily::kIp, kNatTable, base, ipt_nft::Commented({}, "floor").Jump(kHostportDnat));
   }
   Check(b.Commit(), "node nat layout");
-  NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
-  const int kPerCommit = 100;  // keeps each batch well inside a socket buffer
-  for (int first = 0; first < others; first += kPerCommit) {
-    cni::fw::NftBatch fill;
-    for (int i = first; i < std::min(others, first + kPerCommit); ++i) {
-      AddMasqChain(fill, OwnChain(i), OtherAddress(i));
-      AddMappingChain(fill, DnatChain(i), OtherAddress(i), static_cast<uint16_t>(20000 + i));
-    }
-    Check(fill.Commit(nl), "other containers' chains");
-  }
+  FillNatTable(others, [](cni::fw::NftBatch& fill, int i) {
+    AddMasqChain(fill, OwnChain(i), OtherAddress(i));
+    AddMappingChain(fill, DnatChain(i), OtherAddress(i), static_cast<uint16_t>(20000 + i));
+  });
 }
 
 Scenario NftPortmapAdd(const Options& o) {
@@ -435,15 +437,7 @@ Scenario NftPortmapAdd(const Options& o) {
     AddMappingChain(b, "floor-dn-probe", Prefix("10.88.0.5/32"), 8080);
     CommitAdding(b);
   };
-  s.teardown = [] {
-    cni::fw::NftBatch b;
-    for (const auto& r : added_rules) {
-      if (r.chain == kHostportDnat) b.DeleteRule(r);
-    }
-    b.FlushChain(NftFamily::kIp, kNatTable, "floor-dn-probe");
-    b.DeleteChain(NftFamily::kIp, kNatTable, "floor-dn-probe");
-    Check(b.Commit(), "delete the probe's chain");
-  };
+  s.teardown = [] { DeleteProbeChain(kHostportDnat, "floor-dn-probe"); };
   return s;
 }
 
