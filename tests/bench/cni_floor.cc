@@ -346,8 +346,8 @@ void AddMasqChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix
   b.AddRule(NftFamily::kIp, kNatTable, "floor-postrouting",
             ipt_nft::AddressesCommented({.source = address}, "floor").Jump(chain));
 }
-// The chains of `others` other containers, each made by `add_other`, in
-// commits of a few hundred: each batch stays well inside a socket buffer.
+// The chains of `others` other containers, each made by `add_other`, 100
+// containers a commit: each batch stays well inside a socket buffer.
 void FillNatTable(int others, const std::function<void(cni::fw::NftBatch&, int)>& add_other) {
   NetlinkSocket nl = Value(cni::fw::nft::OpenSocket(), "netfilter socket");
   const int kPerCommit = 100;
