@@ -20,7 +20,6 @@
 #include "cni/error.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
-#include "link_on_master.h"
 #include "nl_request.h"
 
 namespace cni::net {

@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "cni/net/sysctl.h"
 #include "cni/status_macros.h"
-#include "link_on_master.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 

@@ -160,7 +160,7 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
   std::string what = VethWhat(spec);
   // Written here, as link changes are (see Change): the message libnl's veth
   // builder makes, without its rtnl_link objects.
-  const ifinfomsg ifi{.ifi_family = AF_UNSPEC};
+  ifinfomsg ifi{.ifi_family = AF_UNSPEC};
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::RequestWith(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifi, what));
   nl_msg* m = msg.get();
   // One end's attributes (after its ifinfomsg): its name, MTU, MAC and (the
@@ -180,7 +180,7 @@ absl::StatusOr<NlMsgPtr> BuildVethRequest(const VethSpec& spec) {
   nlattr* peer = data != nullptr ? nla_nest_start(m, VETH_INFO_PEER) : nullptr;
   if (peer == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
   // VETH_INFO_PEER holds the peer's own ifinfomsg, then its attributes.
-  rc = nlmsg_append(m, const_cast<ifinfomsg*>(&ifi), sizeof(ifi), NLMSG_ALIGNTO);
+  rc = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
   if (rc >= 0) rc = put_end(spec.peer_name, spec.peer_mac, spec.peer_netns);
   if (rc < 0) return NlError(rc, what);
   nla_nest_end(m, peer);

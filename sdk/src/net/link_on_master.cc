@@ -16,16 +16,6 @@
 
 namespace cni::net::internal {
 
-absl::StatusOr<NlMsgPtr> LinkRequest(int type, int flags, int index, absl::string_view what, unsigned char family,
-                                     unsigned ifi_flags, unsigned ifi_change) {
-  ifinfomsg ifi{};
-  ifi.ifi_family = family;
-  ifi.ifi_index = index;
-  ifi.ifi_flags = ifi_flags;
-  ifi.ifi_change = ifi_change;
-  return RequestWith(type, flags, ifi, what);
-}
-
 absl::StatusOr<NlMsgPtr> BuildKindRequest(absl::string_view kind, const LinkOnMaster& common,
                                           const std::function<int(nl_msg*)>& put_data, absl::string_view what) {
   const unsigned up = common.up ? IFF_UP : 0;

@@ -32,12 +32,6 @@ struct LinkOnMaster {
   bool up = false;                      // born up (IFF_UP)
 };
 
-// A link request (RTM_*LINK) with its ifinfomsg header: `family`, link
-// `index` (0: none), the IFF_* bits `ifi_change` set to their value in
-// `ifi_flags`. Attributes follow.
-absl::StatusOr<NlMsgPtr> LinkRequest(int type, int flags, int index, absl::string_view what,
-                                     unsigned char family = 0, unsigned ifi_flags = 0, unsigned ifi_change = 0);
-
 // The create request (NLM_F_CREATE | NLM_F_EXCL) of a link of `kind`, with
 // the shared attributes and IFLA_INFO_DATA filled by `put_data` (libnl
 // nla_put* calls; a negative libnl error fails the build).

@@ -2,6 +2,7 @@
 // ifaddrmsg, ...), attributes to follow, written with libnl's message calls.
 #pragma once
 
+#include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,20 @@ absl::StatusOr<NlMsgPtr> RequestWith(int type, int flags, const Header& header, 
     return NlError(rc, what);
   }
   return msg;
+}
+
+// A link request (RTM_*LINK) with its ifinfomsg header: `family`, link
+// `index` (0: none), the IFF_* bits `ifi_change` set to their value in
+// `ifi_flags`. Attributes follow.
+inline absl::StatusOr<NlMsgPtr> LinkRequest(int type, int flags, int index, absl::string_view what,
+                                            unsigned char family = 0, unsigned ifi_flags = 0,
+                                            unsigned ifi_change = 0) {
+  ifinfomsg ifi{};
+  ifi.ifi_family = family;
+  ifi.ifi_index = index;
+  ifi.ifi_flags = ifi_flags;
+  ifi.ifi_change = ifi_change;
+  return RequestWith(type, flags, ifi, what);
 }
 
 }  // namespace cni::net::internal

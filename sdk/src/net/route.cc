@@ -15,7 +15,6 @@ namespace cni::net {
 namespace {
 
 using internal::AfOf;
-
 using internal::PutAddress;
 
 // The route message (`type`, `flags`) for `r`, written here as libnl's route
