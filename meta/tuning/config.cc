@@ -105,46 +105,75 @@ absl::Status Resolve(const SysctlItems& items, absl::string_view ifname,
 // Whether `key` (a JSON object key) is "sysctl" as Go's decoder matches it.
 bool IsSysctlKey(absl::string_view key) { return absl::EqualsIgnoreCase(key, "sysctl"); }
 
+// nlohmann's SAX events for one pass over the text: every key as it is
+// read, with the keys leading to it, and no document built (building one,
+// which the configuration's own parse already did, cost as much again).
+// Only the two scopes that hold sysctls keep their keys: the top-level
+// "sysctl" object and args.cni.sysctl (names matched as Go's decoder does).
+class SysctlKeyWatch {
+ public:
+  std::optional<std::string> duplicate;  // the first key seen twice in one scope
+
+  bool start_object(std::size_t) { return Open(false); }
+  bool start_array(std::size_t) { return Open(true); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& key) {
+    if (std::set<std::string>* seen = Scope(); seen && !seen->insert(key).second && !duplicate) {
+      duplicate = key;
+    }
+    last_key_ = std::move(key);
+    return true;
+  }
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(Json::number_integer_t) { return true; }
+  bool number_unsigned(Json::number_unsigned_t) { return true; }
+  bool number_float(Json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(Json::binary_t&) { return true; }
+  // Malformed JSON is not this check's business: NetConf::Parse reports it.
+  bool parse_error(std::size_t, const std::string&, const Json::exception&) { return false; }
+
+ private:
+  // A container opens under the last key of the object around it; under ""
+  // at the top or inside an array.
+  bool Open(bool is_array) {
+    bool in_object = !is_array_.empty() && !is_array_.back();
+    parents_.push_back(in_object ? last_key_ : std::string());
+    is_array_.push_back(is_array);
+    return true;
+  }
+  bool Close() {
+    parents_.pop_back();
+    is_array_.pop_back();
+    return true;
+  }
+  // parents_[0] is the document; parents_[1] the top-level key the current
+  // container hangs under, and so on.
+  std::set<std::string>* Scope() {
+    if (parents_.size() == 2 && IsSysctlKey(parents_[1])) return &top_;
+    if (parents_.size() == 4 && absl::EqualsIgnoreCase(parents_[1], "args") &&
+        absl::EqualsIgnoreCase(parents_[2], "cni") && IsSysctlKey(parents_[3])) {
+      return &args_cni_;
+    }
+    return nullptr;
+  }
+
+  std::vector<std::string> parents_;
+  std::vector<bool> is_array_;
+  std::string last_key_;
+  std::set<std::string> top_, args_cni_;
+};
 
 }  // namespace
 
 absl::Status CheckLiteralSysctlDuplicates(absl::string_view stdin_data) {
   // The parsed document keeps only the last of two equal keys, so the text is
-  // read again with a callback that sees every key as it is parsed. Depth 1
-  // holds the top-level keys; keys[d] is the key under which the object at
-  // depth d hangs ("" for an array element).
-  std::vector<std::string> keys(1);
-  std::set<std::string> top, args_cni;
-  std::optional<std::string> duplicate;
-  auto in_scope = [&](int depth) -> std::set<std::string>* {
-    if (depth == 2 && IsSysctlKey(keys[1])) return &top;
-    if (depth == 4 && absl::EqualsIgnoreCase(keys[1], "args") && absl::EqualsIgnoreCase(keys[2], "cni") &&
-        IsSysctlKey(keys[3])) {
-      return &args_cni;
-    }
-    return nullptr;
-  };
-  Json::parser_callback_t watch = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    size_t d = static_cast<size_t>(depth);
-    if (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) {
-      // A fresh container: no key seen in it yet (nor in anything below).
-      keys.resize(d + 1);
-      keys.resize(d + 2);
-    } else if (event == Json::parse_event_t::key && parsed.is_string()) {
-      std::string key = parsed.get<std::string>();
-      if (keys.size() <= d) keys.resize(d + 1);
-      if (std::set<std::string>* seen = in_scope(depth); seen && !seen->insert(key).second) {
-        if (!duplicate) duplicate = key;
-      }
-      keys[d] = std::move(key);
-    }
-    return true;
-  };
-  // Malformed JSON is not this check's business: NetConf::Parse reports it.
-  // (The document itself is not needed: the callback saw every key.)
-  Json seen = Json::parse(stdin_data.begin(), stdin_data.end(), watch, /*allow_exceptions=*/false);
-  (void)seen;
-  if (duplicate) return Duplicated(absl::StrCat("\"", *duplicate, "\" is given twice"));
+  // read again, by events.
+  SysctlKeyWatch watch;
+  (void)Json::sax_parse(stdin_data.begin(), stdin_data.end(), &watch);
+  if (watch.duplicate) return Duplicated(absl::StrCat("\"", *watch.duplicate, "\" is given twice"));
   return absl::OkStatus();
 }
 

@@ -7,14 +7,16 @@
 //
 // What a floor round contains: opening the namespaces and netlink sockets a
 // call needs, the writes (link creation, enslaving, addresses, routes,
-// sysctls, qdiscs, nft commits) and the kernel's own waits (a veth or ifb
-// deletion's RCU grace period, a netfilter socket's close). What it leaves
-// out: reading and parsing the configuration, IPAM's file locking, result
-// JSON, and the reads a plugin does to check the state first (a floor
-// assumes it already knows the state).
+// sysctls, qdiscs, nft commits), the file a call must leave on disk to undo
+// itself later (tuning's backup of the link's values: upstream writes it
+// too) and the kernel's own waits (a veth or ifb deletion's RCU grace
+// period, a netfilter socket's close). What it leaves out: reading and
+// parsing the configuration, IPAM's file locking, result JSON, and the reads
+// a plugin does to check the state first (a floor assumes it already knows
+// the state).
 //
 //   cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]
-//             [--bridge NAME] [--rules N] [--execs N]
+//             [--bridge NAME] [--rules N] [--execs N] [--data-dir DIR]
 //   scenarios: exec, bridge-add, veth-del, ptp-add, tuning, bandwidth-add,
 //              ifb-del, nft-add, nft-del, nft-chain-add, nft-portmap-add
 // Runs in the caller's network namespace (the bench's private one); `--netns`
@@ -25,7 +27,9 @@
 // instead of a fresh one of their own, so the floor is measured on a full
 // node. --rules N: nft-add and nft-del find N other rules in their chain,
 // nft-chain-add N other chains (a node's other containers'), nft-portmap-add
-// N other containers' ipMasq and DNAT chains: see there.
+// N other containers' ipMasq and DNAT chains: see there. --data-dir: where
+// tuning writes its backup file (the plugin's dataDir in the bench, so the
+// same filesystem); without it the round writes no file.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cni/exec.h"
+#include "cni/fs.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/iptables_nft_encoding.h"
 #include "cni/fw/nft_batch.h"
@@ -75,7 +80,7 @@ IpPrefix Prefix(const char* text) { return Value(IpPrefix::Parse(text), text); }
 IpAddress Address(const char* text) { return Value(IpAddress::Parse(text), text); }
 
 struct Options {
-  std::string scenario, netns, noop, bridge;
+  std::string scenario, netns, noop, bridge, data_dir;
   int iterations = 100;
   int rules = 0;
   int execs = 0;
@@ -195,24 +200,36 @@ Scenario VethDel(const Options& o, const Netns& container) {
   return s;
 }
 
-// tuning ADD as the bench configures it: mtu, mac, promisc and two sysctls.
+// tuning ADD as the bench configures it: the backup of the link's values
+// written as tuning writes it (a temporary file renamed into place), then
+// mtu, mac, promisc and two sysctls. The teardown removes the file, as DEL
+// does, so every round creates it afresh.
 Scenario Tuning(const Options& o, const Netns& container) {
   EnsureVeth(container);
   Scenario s;
-  s.body = [&o] {
+  const std::string backup = o.data_dir + "/floor_eth0.json";
+  s.body = [&o, backup] {
     Netns ns = Value(Netns::Open(o.netns), "open netns");
     NetlinkSocket cs = Value(NetlinkSocket::OpenIn(ns), "container socket");
     LinkInfo eth0 = Value(cni::net::LinkByName(cs, "eth0"), "eth0");
+    if (!o.data_dir.empty()) {
+      // As long as tuning's own (meta/tuning/backup.cc) for this config.
+      constexpr char kBackup[] =
+          "{\n \"mac\": \"c2:00:00:00:00:02\",\n \"promisc\": false,\n \"mtu\": 1500,\n"
+          " \"network\": \"bench\"\n}";
+      Check(cni::WriteFileAtomic(backup, kBackup, {.mode = 0600, .make_parents = true}), "backup");
+    }
     Check(cni::net::SetLinkMtu(cs, eth0, 1400), "mtu");
     Check(cni::net::SetLinkMac(cs, eth0, Value(cni::net::MacAddress::Parse("c2:00:00:00:00:01"), "mac")),
           "mac");
     Check(cni::net::SetLinkPromiscuous(cs, eth0, true), "promisc");
     Sysctls(ns, {{"net/core/somaxconn", "1024"}, {"net/ipv4/conf/eth0/rp_filter", "2"}});
   };
-  s.teardown = [&container] {
+  s.teardown = [&o, &container, backup] {
     NetlinkSocket cs = Value(NetlinkSocket::OpenIn(container), "container socket");
     LinkInfo eth0 = Value(cni::net::LinkByName(cs, "eth0"), "eth0");
     Check(cni::net::SetLinkMtu(cs, eth0, 1500), "mtu back");
+    if (!o.data_dir.empty()) Check(cni::RemoveFileAndTemp(backup), "backup removed");
   };
   return s;
 }
@@ -471,6 +488,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--bridge") o.bridge = v;
     else if (k == "--rules") o.rules = std::stoi(v);
     else if (k == "--execs") o.execs = std::stoi(v);
+    else if (k == "--data-dir") o.data_dir = v;
     else return false;
   }
   return !o.netns.empty();
@@ -481,7 +499,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, o)) {
-    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH] [--bridge NAME] [--rules N] [--execs N]\n");
+    std::fprintf(stderr, "usage: cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH] [--bridge NAME] [--rules N] [--execs N] [--data-dir DIR]\n");
     return 2;
   }
   Netns container = Value(Netns::Open(o.netns), "container netns");

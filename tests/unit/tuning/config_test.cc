@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
+
 #include "backup.h"
 #include "cni/error.h"
 #include "cni/fs.h"
@@ -72,6 +74,37 @@ TEST_CASE("tuning: later sources win: config < CNI_ARGS < runtimeConfig < args.c
   REQUIRE(env.ok());
   CHECK(env->mac->ToString() == "c2:00:00:00:00:02");
   CHECK(env->ChangesLink());
+}
+
+TEST_CASE("tuning: a sysctl key written twice is found in the text, in the two sysctl scopes only",
+          "[tuning]") {
+  auto duplicate = [](const std::string& text) -> std::string {
+    absl::Status st = cni::tuning::CheckLiteralSysctlDuplicates(text);
+    if (st.ok()) return "";
+    CHECK(cni::CodeOf(st) == 7);
+    return std::string(st.message());
+  };
+  CHECK(duplicate(R"({"sysctl":{"net.a":"1","net.b":"2"}})").empty());
+  CHECK(absl::StrContains(duplicate(R"({"sysctl":{"net.a":"1","net.b":"2","net.a":"3"}})"),
+                          "duplicated sysctl keys are not allowed: \"net.a\" is given twice"));
+  // "sysctl" matched without case, as Go's decoder does; two objects under
+  // it (the parsed document keeps one) are one scope.
+  CHECK(!duplicate(R"({"Sysctl":{"net.a":"1","net.a":"2"}})").empty());
+  CHECK(!duplicate(R"({"sysctl":{"net.a":"1"},"SYSCTL":{"net.a":"2"}})").empty());
+  CHECK(!duplicate(R"({"sysctl":{"net.a":"1","net.a":"2"},"sysctl":{"net.b":"3"}})").empty());
+  // args.cni.sysctl is a scope of its own: the same key there overrides.
+  CHECK(duplicate(R"({"sysctl":{"net.a":"1"},"args":{"cni":{"sysctl":{"net.a":"2"}}}})").empty());
+  CHECK(!duplicate(R"({"args":{"CNI":{"sysctl":{"net.a":"1","net.a":"2"}}}})").empty());
+  // Equal keys anywhere else are not this check's business, nor is a
+  // "sysctl" below the top level or in an array; a broken document is
+  // NetConf::Parse's (it runs first).
+  CHECK(duplicate(R"({"mtu":1,"mtu":2,"prevResult":{"sysctl":{"net.a":"1","net.a":"2"}}})").empty());
+  CHECK(duplicate(R"({"args":{"cni":[{"sysctl":{"net.a":"1","net.a":"2"}}]}})").empty());
+  CHECK(duplicate(R"({"sysctl":[{"net.a":"1","net.a":"2"}]})").empty());
+  CHECK(duplicate(R"({"sysctl":{"net.a":"1","net.b":)").empty());
+  CHECK(duplicate("").empty());
+  // Keys after a nested container still count in their own object.
+  CHECK(!duplicate(R"({"sysctl":{"net.a":"1","x":{"net.a":"2"},"net.a":"3"}})").empty());
 }
 
 TEST_CASE("tuning: bad values are refused with the right code", "[tuning]") {
