@@ -243,14 +243,12 @@ Json ToListShape(const Result& result, absl::string_view version) {
 
 // 0.1.0/0.2.0 (upstream 040 convertTo02x): the first IP of each family, and
 // each route under the family of its destination if that family has an IP.
-absl::StatusOr<Json> ToLegacyShape(const Result& result, absl::string_view version) {
+// `result` has an IP (PrintableAt).
+Json ToLegacyShape(const Result& result, absl::string_view version) {
   const IpConfig* first[2] = {nullptr, nullptr};  // [0] IPv4, [1] IPv6
   for (const IpConfig& ip : result.ips) {
     const IpConfig*& slot = first[ip.address.is_v4() ? 0 : 1];
     if (slot == nullptr) slot = &ip;
-  }
-  if (first[0] == nullptr && first[1] == nullptr) {
-    return Error(ErrorCode::kIncompatibleVersion, "cannot convert: no valid IP addresses");
   }
   Json family[2];
   for (int f = 0; f < 2; ++f) {
@@ -274,6 +272,18 @@ absl::StatusOr<Json> ToLegacyShape(const Result& result, absl::string_view versi
 absl::Status Unsupported(absl::string_view what, absl::string_view version) {
   return Error(ErrorCode::kIncompatibleVersion,
                absl::StrCat(what, " \"", version, "\" is not supported"));
+}
+
+// Why `result` cannot be printed at `version` (normalized), if it cannot: all
+// the ways ResultToJson fails, found without building the document, so that
+// ADD's early check (CheckPrintableAt) costs nothing next to the printing.
+absl::Status PrintableAt(const Result& result, absl::string_view version) {
+  if (!IsSupported(version)) return Unsupported("result version", version);
+  if (ShapeOf(version) == Shape::kV02 && result.ips.empty()) {
+    // 0.1.0/0.2.0 have no place for a result without an IP.
+    return Error(ErrorCode::kIncompatibleVersion, "cannot convert: no valid IP addresses");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -357,7 +367,7 @@ absl::StatusOr<Result> ParseResult(absl::string_view bytes, absl::string_view de
 
 absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view version) {
   version = Normalize(version);  // upstream convert.Convert: "" means 0.1.0
-  if (!IsSupported(version)) return Unsupported("result version", version);
+  RETURN_IF_ERROR(PrintableAt(result, version));
   if (ShapeOf(version) == Shape::kV02) return ToLegacyShape(result, version);
   return ToListShape(result, version);
 }
@@ -369,7 +379,7 @@ absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to
 
 absl::Status CheckPrintableAt(const Result& result, const NetConf& conf) {
   // spec: a configuration without cniVersion is 0.1.0
-  return ResultToJson(result, conf.cni_version.empty() ? "0.1.0" : conf.cni_version).status();
+  return PrintableAt(result, Normalize(conf.cni_version.empty() ? "0.1.0" : conf.cni_version));
 }
 
 }  // namespace cni
