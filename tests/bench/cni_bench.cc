@@ -9,6 +9,10 @@
 //                                                           CNI_CONTAINERID so the sides'
 //                                                           state never mixes)
 //             [--after-command CMD]   (run after each timed call, untimed, e.g. DEL after ADD)
+//             [--after-plugin PATH]   (the binary the after-command runs; default the one
+//                                     just timed. A copy under another name keeps the two
+//                                     commands' processes apart in a profile, as
+//                                     scripts/bench.d/split needs)
 //             [--between SHELL]       (a shell command run after that, untimed, e.g. to
 //                                     reset state a plugin's DEL leaves behind)
 //             [--noop PATH --noop-execs N]  (also time N execs of a no-op right before
@@ -32,7 +36,7 @@
 namespace {
 
 struct Options {
-  std::string name, ours, upstream, config_path, command = "ADD", after_command, between, noop;
+  std::string name, ours, upstream, config_path, command = "ADD", after_command, after_plugin, between, noop;
   int iterations = 200;
   int noop_execs = 1;
   std::vector<std::string> env, ours_env, upstream_env;
@@ -47,6 +51,7 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     else if (k == "--config") o.config_path = v;
     else if (k == "--command") o.command = v;
     else if (k == "--after-command") o.after_command = v;
+    else if (k == "--after-plugin") o.after_plugin = v;
     else if (k == "--between") o.between = v;
     else if (k == "--iterations") o.iterations = std::stoi(v);
     else if (k == "--noop") o.noop = v;
@@ -127,7 +132,8 @@ int main(int argc, char** argv) {
       if (us >= 0) (run_ours ? ours : upstream).push_back(us);
       if (!o.after_command.empty()) {
         bool ignored = true;
-        TimedCall(plugin, EnvFor(o, run_ours, o.after_command, i), config, ignored);
+        TimedCall(o.after_plugin.empty() ? plugin : o.after_plugin, EnvFor(o, run_ours, o.after_command, i),
+                  config, ignored);
       }
       if (!o.between.empty()) {
         (void)cni::RunCommand({"/bin/sh", "-c", o.between}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "");
