@@ -18,7 +18,8 @@
 //   cni_floor <scenario> --netns PATH [--iterations N] [--noop PATH]
 //             [--bridge NAME] [--rules N] [--execs N] [--data-dir DIR]
 //   scenarios: exec, bridge-add, veth-del, ptp-add, tuning, bandwidth-add,
-//              ifb-del, nft-add, nft-del, nft-chain-add, nft-portmap-add
+//              ifb-del, nft-add, nft-del, nft-chain-add, nft-portmap-add,
+//              nft-masq-node-add
 // Runs in the caller's network namespace (the bench's private one); `--netns`
 // is the container namespace. Prints "<scenario> <median microseconds>",
 // then, with --execs, the median microseconds of a round's execs.
@@ -27,9 +28,10 @@
 // instead of a fresh one of their own, so the floor is measured on a full
 // node. --rules N: nft-add and nft-del find N other rules in their chain,
 // nft-chain-add N other chains (a node's other containers'), nft-portmap-add
-// N other containers' ipMasq and DNAT chains: see there. --data-dir: where
-// tuning writes its backup file (the plugin's dataDir in the bench, so the
-// same filesystem); without it the round writes no file.
+// and nft-masq-node-add N other containers' ipMasq and DNAT chains: see
+// there. --data-dir: where tuning writes its backup file (the plugin's
+// dataDir in the bench, so the same filesystem); without it the round
+// writes no file.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -446,6 +448,21 @@ void MakeNodeNatTable(int others) {
   });
 }
 
+// bridge's ipMasq on the same node layout: the probe's ipMasq chain and
+// the jump to it from POSTROUTING, committed into a table where PREROUTING
+// and OUTPUT also lead to every other container's DNAT chain.
+Scenario NftMasqNodeAdd(const Options& o) {
+  MakeNodeNatTable(o.rules);
+  Scenario s;
+  s.body = [] {
+    cni::fw::NftBatch b;
+    AddMasqChain(b, "floor-probe", Prefix("10.88.0.5/32"));
+    CommitAdding(b);
+  };
+  s.teardown = [] { DeleteProbeChain("floor-postrouting", "floor-probe"); };
+  return s;
+}
+
 Scenario NftPortmapAdd(const Options& o) {
   MakeNodeNatTable(o.rules);
   Scenario s;
@@ -515,6 +532,7 @@ int main(int argc, char** argv) {
   else if (o.scenario == "nft-del") s = NftDel(o);
   else if (o.scenario == "nft-chain-add") s = NftChainAdd(o);
   else if (o.scenario == "nft-portmap-add") s = NftPortmapAdd(o);
+  else if (o.scenario == "nft-masq-node-add") s = NftMasqNodeAdd(o);
   else {
     std::fprintf(stderr, "cni_floor: unknown scenario %s\n", o.scenario.c_str());
     return 2;
