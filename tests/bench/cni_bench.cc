@@ -12,7 +12,7 @@
 //             [--after-plugin PATH]   (the binary the after-command runs; default the one
 //                                     just timed. A copy under another name keeps the two
 //                                     commands' processes apart in a profile, as
-//                                     scripts/bench.d/split needs)
+//                                     scripts/bench.d/floor's CNI_BENCH_SPLIT needs)
 //             [--between SHELL]       (a shell command run after that, untimed, e.g. to
 //                                     reset state a plugin's DEL leaves behind)
 //             [--noop PATH --noop-execs N]  (also time N execs of a no-op right before

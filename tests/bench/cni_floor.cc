@@ -396,8 +396,9 @@ void DeleteProbeChain(const std::string& from, const std::string& probe) {
   Check(b.Commit(), "delete the probe's chain");
 }
 
-Scenario NftChainAdd(const Options& o) {
-  MakeNatTable(o.rules);
+// The probe container's ipMasq chain and the jump to it from POSTROUTING,
+// committed in the body and removed by the teardown.
+Scenario MasqProbe() {
   Scenario s;
   s.body = [] {
     cni::fw::NftBatch b;
@@ -406,6 +407,11 @@ Scenario NftChainAdd(const Options& o) {
   };
   s.teardown = [] { DeleteProbeChain("floor-postrouting", "floor-probe"); };
   return s;
+}
+
+Scenario NftChainAdd(const Options& o) {
+  MakeNatTable(o.rules);
+  return MasqProbe();
 }
 
 // portmap's mapping on a node laid out as portmap and ipMasq leave it with
@@ -448,19 +454,12 @@ void MakeNodeNatTable(int others) {
   });
 }
 
-// bridge's ipMasq on the same node layout: the probe's ipMasq chain and
-// the jump to it from POSTROUTING, committed into a table where PREROUTING
-// and OUTPUT also lead to every other container's DNAT chain.
+// bridge's ipMasq on the same node layout: its chain and jump committed
+// into a table where PREROUTING and OUTPUT also lead to every other
+// container's DNAT chain.
 Scenario NftMasqNodeAdd(const Options& o) {
   MakeNodeNatTable(o.rules);
-  Scenario s;
-  s.body = [] {
-    cni::fw::NftBatch b;
-    AddMasqChain(b, "floor-probe", Prefix("10.88.0.5/32"));
-    CommitAdding(b);
-  };
-  s.teardown = [] { DeleteProbeChain("floor-postrouting", "floor-probe"); };
-  return s;
+  return MasqProbe();
 }
 
 Scenario NftPortmapAdd(const Options& o) {
