@@ -378,8 +378,7 @@ absl::StatusOr<Json> ConvertResult(const Json& result_json, absl::string_view to
 }
 
 absl::Status CheckPrintableAt(const Result& result, const NetConf& conf) {
-  // spec: a configuration without cniVersion is 0.1.0
-  return PrintableAt(result, Normalize(conf.cni_version.empty() ? "0.1.0" : conf.cni_version));
+  return PrintableAt(result, Normalize(conf.cni_version));  // spec: no cniVersion is 0.1.0
 }
 
 }  // namespace cni

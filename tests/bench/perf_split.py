@@ -54,8 +54,9 @@ OTHER_USER = "user: the rest (the plugin's own code, libc, Abseil, libnl)"
 SYSCALL_RX = [(name, re.compile(rx)) for name, rx in SYSCALLS]
 EXCEPTION_RX = [(name, re.compile(rx)) for name, rx in EXCEPTIONS]
 USER_RX = [(name, re.compile(rx)) for name, rx in USER]
-ORDER = ([n for n, _ in SYSCALLS[:3]] + [n for n, _ in EXCEPTIONS[:1]] + [n for n, _ in SYSCALLS[3:]] +
-         [ENTRY_EXIT, OTHER_KERNEL] + [n for n, _ in USER] + [LOADER, OTHER_USER])
+# The order of the printed rows (kernel first; a name listed twice prints once).
+ORDER = list(dict.fromkeys([n for n, _ in SYSCALLS + EXCEPTIONS] + [ENTRY_EXIT, OTHER_KERNEL] +
+                           [n for n, _ in USER] + [LOADER, OTHER_USER]))
 
 
 def category(frames):
@@ -121,7 +122,7 @@ def main():
     for comm in (a.base, a.plugin):
         n = a.processes or max(len(pids[comm]), 1)
         us[comm] = {k: v / n / a.freq * 1e6 for k, v in per[comm].items()}
-    names = list(dict.fromkeys(n for n in ORDER if any(n in us[c] for c in us)))
+    names = [n for n in ORDER if any(n in us[c] for c in us)]
     print(f"    {'us per process':44s} {'no-op':>7s} {'plugin':>7s} {'above':>7s}")
     totals = collections.Counter()
     for n in names:
