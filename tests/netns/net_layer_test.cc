@@ -6,9 +6,16 @@
 #include <linux/ipv6.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -18,6 +25,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/json.h"
 #include "cni/net/addr.h"
@@ -178,6 +186,57 @@ TEST_CASE("Netns::Open checks that the path is a network namespace", "[netns]") 
     CHECK(cni::CodeOf(bad.status()) == 3);
     CHECK(absl::StrContains(bad.status().message(), "/run/netns/does-not-exist"));
   }
+}
+
+// Netns::Current and NetlinkSocket::Open learn the namespace from a socket
+// (SIOCGSKNS), not from /proc/thread-self: a Netns::Run thread that looks up
+// /proc/<pid>/task/<tid> makes the runtime's reaping of the plugin spin in the
+// kernel (netns.cc). Here /proc is hidden from the thread (a tmpfs over it, in
+// a mount namespace of its own that ends with it), so only the socket can answer.
+TEST_CASE("Netns::Current and a netlink socket's namespace need no /proc", "[netns]") {
+  NetnsFixture fx;
+  Netns ns = Must(Netns::Open(fx.AddNetns()));
+  bool proc_hidden = false, current_is_ns = false, socket_is_ns = false;
+  std::string current_path;
+  MustOk(ns.Run([&]() -> absl::Status {
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("tmpfs", "/proc", "tmpfs", 0, nullptr) != 0) {
+      return absl::InternalError(absl::StrCat("hiding /proc: ", std::strerror(errno)));
+    }
+    proc_hidden = access("/proc/thread-self/ns/net", F_OK) != 0;
+    absl::StatusOr<Netns> current = Netns::Current();
+    current_is_ns = current.ok() && Netns::Same(*current, ns);
+    if (current.ok()) current_path = current->path();
+    absl::StatusOr<NetlinkSocket> sock = NetlinkSocket::Open();
+    socket_is_ns = sock.ok() && Netns::Same(sock->netns(), ns);
+    return absl::OkStatus();
+  }));
+  CHECK(proc_hidden);
+  CHECK(current_is_ns);
+  CHECK(current_path == "/proc/thread-self/ns/net");  // what messages call it
+  CHECK(socket_is_ns);
+}
+
+// Without CAP_NET_ADMIN over the namespace the kernel will not name a socket's
+// namespace, and Current falls back to /proc/thread-self. A forked child (one
+// thread, so it may enter a user namespace) loses the capability that way.
+TEST_CASE("Netns::Current falls back to /proc without CAP_NET_ADMIN", "[netns]") {
+  NetnsFixture fx;
+  Netns here = Must(Netns::Current());
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWUSER) != 0) _exit(10);
+    cni::UniqueFd sock(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (Netns::OfSocket(sock.get(), "probe").ok()) _exit(11);  // the kernel refuses it
+    absl::StatusOr<Netns> current = Netns::Current();
+    if (!current.ok()) _exit(12);
+    _exit(Netns::Same(*current, here) ? 0 : 13);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("veth pair with the peer created directly in a container namespace", "[netns]") {

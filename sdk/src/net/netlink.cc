@@ -116,9 +116,13 @@ absl::StatusOr<NlSockPtr> NetlinkSocket::Connect(NetlinkProtocol protocol) {
 
 absl::StatusOr<NetlinkSocket> NetlinkSocket::Open(NetlinkProtocol protocol) {
   ASSIGN_OR_RETURN(NlSockPtr sock, Connect(protocol));
-  // The namespace is remembered when it can be (it needs /proc): a plugin in
-  // a minimal chroot can still talk netlink in its own namespace.
-  absl::StatusOr<Netns> ns = Netns::Current();
+  // The namespace is remembered when it can be: asked of the socket itself
+  // (no /proc lookup: netns.cc, Current, says why that matters on a thread),
+  // else of /proc. A plugin in a minimal chroot can still talk netlink in its
+  // own namespace.
+  absl::StatusOr<Netns> ns =
+      Netns::OfSocket(nl_socket_get_fd(sock.get()), "/proc/thread-self/ns/net");
+  if (!ns.ok()) ns = Netns::Current();
   return NetlinkSocket(std::move(sock), ns.ok() ? std::optional<Netns>(*std::move(ns)) : std::nullopt, protocol);
 }
 

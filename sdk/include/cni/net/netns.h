@@ -34,8 +34,15 @@ class Netns {
   //   any other open failure  -> code 5 (I/O failure)
   static absl::StatusOr<Netns> Open(absl::string_view path);
 
-  // The namespace of the calling thread.
+  // The namespace of the calling thread. Learnt from a socket (SIOCGSKNS),
+  // without looking up /proc/thread-self (netns.cc says why); from /proc only
+  // when the kernel refuses (no CAP_NET_ADMIN over the namespace).
   static absl::StatusOr<Netns> Current();
+
+  // The namespace socket `sock_fd` belongs to (SIOCGSKNS: Linux 4.9, and
+  // CAP_NET_ADMIN over that namespace; else an error). `label` is its path()
+  // for messages.
+  static absl::StatusOr<Netns> OfSocket(int sock_fd, std::string label);
 
   // Move-only: one owner per fd, closed with the handle (the namespace itself
   // lives on while others refer to it). Dup() makes a second handle; a
