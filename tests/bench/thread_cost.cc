@@ -4,9 +4,9 @@
 // short-lived, so every call pays for its first thread: its stack, its malloc
 // arena, its start and its exit.
 //
-// It spawns itself N times in each mode, the modes interleaved so that they
-// see the same machine, and prints each mode's median time from spawn to
-// reaped exit:
+// It runs itself N times in each mode (cni::RunCommand, as the other bench
+// programs run a plugin), the modes interleaved so that they see the same
+// machine, and prints each mode's median time from start to reaped exit:
 //   none    opens its own namespace (Netns::Open) and exits;
 //   run     the same, then one Netns::Run of an empty function;
 //   socket  the same, then NetlinkSocket::OpenIn (a Run that opens a socket).
@@ -14,8 +14,6 @@
 // are (a static PIE), so it also runs in the VM tier's guest.
 //
 //   cni_thread_cost [N]     (default 1000)
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,12 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
+#include "cni/exec.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-
-extern char** environ;
 
 namespace {
 
@@ -47,14 +46,11 @@ int Child(const char* mode) {
   return 0;
 }
 
-// Microseconds from spawn to reaped exit; -1 when the child failed.
-double TimeOne(const char* self, const char* mode) {
-  char* argv[] = {const_cast<char*>(self), const_cast<char*>("--child"), const_cast<char*>(mode), nullptr};
+// Microseconds from start to reaped exit; -1 when the child failed.
+double TimeOne(const std::string& self, const char* mode) {
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, self, nullptr, nullptr, argv, environ) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  absl::StatusOr<cni::CommandResult> r = cni::RunCommand({self, "--child", mode}, {}, "");
+  if (!r.ok() || r->exit_code != 0) return -1;
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -69,11 +65,12 @@ int main(int argc, char** argv) {
   }
   // The child is this very binary. Its path is read once: a /proc lookup per
   // spawn would add /proc entries for the reaping to clear.
-  char self[4096] = {};
-  if (readlink("/proc/self/exe", self, sizeof(self) - 1) <= 0) {
+  char path[4096] = {};
+  if (readlink("/proc/self/exe", path, sizeof(path) - 1) <= 0) {
     std::perror("cni_thread_cost: /proc/self/exe");
     return 1;
   }
+  const std::string self = path;
   std::vector<std::vector<double>> times(std::size(kModes));
   for (int i = 0; i < n; ++i) {
     for (size_t m = 0; m < std::size(kModes); ++m) {
