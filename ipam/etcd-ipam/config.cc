@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -57,7 +59,15 @@ const config::Schema<Config> kIpamKeys = {
     config::Custom("dns", &Config::dns, ParseDnsKey),
     config::Custom("exclude", &Config::exclude, ParseExclude),
     config::Custom("etcd", &Config::etcd, ParseEtcd),
+    config::String("nodeName", &Config::node_name),
 };
+
+// "" when the kernel has none to give.
+std::string HostName() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
 
 absl::Status Validate(const Config& c) {
   // The network name is one component of every key.
@@ -107,6 +117,7 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   c.name = args.conf.name;
   c.cni_version = args.conf.cni_version;
   RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "etcd-ipam", c));
+  if (c.node_name.empty()) c.node_name = HostName();
   if (FindKey(*ipam, "etcd") == nullptr) return Invalid("\"etcd\" is required");
   ASSIGN_OR_RETURN(ipam::RangeKeys keys,
                    ipam::ParseRangeKeys(args.conf.raw, *ipam, args.args, c.cni_version));

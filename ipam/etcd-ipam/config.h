@@ -1,5 +1,6 @@
 // etcd-ipam configuration: host-local's ranges, routes and requested IPs
-// (cni/ipam_ranges.h), plus "dns", "exclude" and the "etcd" connection.
+// (cni/ipam_ranges.h), plus "dns", "exclude", "nodeName" and the "etcd"
+// connection.
 #pragma once
 
 #include <string>
@@ -33,6 +34,10 @@ struct Config {
   Dns dns;
   std::vector<net::IpPrefix> exclude;  // never handed out
   EtcdConfig etcd;
+  // Whose attachments these are: "nodeName", else the host name. GC only
+  // judges records written under this name, so two nodes must never share
+  // one (set it where host names may repeat, e.g. to Kubernetes' node name).
+  std::string node_name;
   // CNI_ARGS IP, args.cni.ips, runtimeConfig.ips (host-local's order).
   std::vector<net::IpAddress> requested_ips;
 

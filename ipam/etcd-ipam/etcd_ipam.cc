@@ -1,7 +1,6 @@
 #include "etcd_ipam.h"
 
 #include <sys/random.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -55,12 +54,6 @@ std::string OwnerValue(const Config& cfg, absl::string_view id, absl::string_vie
   return Dump(Json{{"containerID", id}, {"ifname", ifname}, {"network", cfg.name}});
 }
 
-std::string NodeName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
-
 std::string RandomToken() {
   unsigned char b[16];
   if (getrandom(b, sizeof(b), 0) != static_cast<ssize_t>(sizeof(b))) {
@@ -104,7 +97,7 @@ std::string AttachmentValue(const Config& cfg, const CmdArgs& args, const std::s
   return Dump(Json{{"containerID", args.container_id},
                    {"ifname", args.ifname},
                    {"network", cfg.name},
-                   {"node", NodeName()},
+                   {"node", cfg.node_name},
                    {"ips", std::move(list)},
                    {"token", token}});
 }
@@ -370,18 +363,24 @@ absl::Status Check(const CmdArgs& args, const Config& cfg) {
 }
 
 // GC is per node: the valid list a runtime sends names the attachments of its
-// own node, so only records written by this node (its host name) are candidates.
+// own node, so only records written under this node's name ("nodeName", else
+// its host name) are candidates. Without a name every nameless record would
+// be, whichever node wrote it: refused.
 absl::Status Gc(const CmdArgs& args, const Config& cfg) {
+  if (cfg.node_name.empty()) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 "etcd-ipam: GC needs this node's name: the host name is empty, set \"nodeName\"");
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> etcd, Connect(cfg));
   absl::flat_hash_set<std::pair<std::string, std::string>> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.insert({a.container_id, a.ifname});
-  const std::string node = NodeName();
   const std::string dir = absl::StrCat(NetworkPrefix(cfg), "/attachments/");
   ASSIGN_OR_RETURN(std::vector<KeyValue> all, etcd->Get(dir, PrefixEnd(dir)));
   std::vector<absl::Status> failures;
   for (const KeyValue& kv : all) {
     std::optional<AttachmentRecord> rec = ParseAttachment(kv);
-    if (!rec || rec->node != node || valid.contains({rec->container_id, rec->ifname})) continue;
+    if (!rec || rec->node != cfg.node_name) continue;
+    if (valid.contains({rec->container_id, rec->ifname})) continue;
     // A record changed meanwhile belongs to a live ADD or DEL: left alone.
     absl::StatusOr<bool> done = DeleteAttachment(*etcd, cfg, kv.key, *rec);
     if (!done.ok()) failures.push_back(done.status());

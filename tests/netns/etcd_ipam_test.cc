@@ -222,6 +222,61 @@ TEST_CASE("etcd-ipam: GC releases this node's attachments missing from the valid
   MustSucceed(Ipam("STATUS", conf, ""));
 }
 
+namespace {
+
+// The attachment record's "node", as stored.
+std::string NodeOf(const EtcdCluster& etcd, const std::string& id) {
+  for (const auto& [k, v] : etcd.Get(absl::StrCat(kPrefix, "/attachments/", id, "/"))) {
+    return Json::parse(v).value("node", "");
+  }
+  return "";
+}
+
+}  // namespace
+
+// Two nodes whose host names are the same (cloned images, "localhost"): with
+// "nodeName" each GC judges its own attachments only.
+TEST_CASE("etcd-ipam: nodeName keeps GC to the attachments of its own node", "[netns][etcd-ipam]") {
+  NetnsFixture fx;
+  EtcdCluster etcd(3);
+  Json node_a = EtcdIpam(etcd, "10.25.0.0/24");
+  node_a["nodeName"] = "worker-a";
+  Json node_b = node_a;
+  node_b["nodeName"] = "worker-b";
+  std::string a1 = Address(MustResult(Ipam("ADD", Conf(node_a), "a1")));
+  std::string a2 = Address(MustResult(Ipam("ADD", Conf(node_a), "a2")));
+  std::string b1 = Address(MustResult(Ipam("ADD", Conf(node_b), "b1")));
+  CHECK(NodeOf(etcd, "a1") == "worker-a");
+  CHECK(NodeOf(etcd, "b1") == "worker-b");
+
+  // worker-a's runtime knows only a1: a2 goes, worker-b's b1 stays.
+  Json gc = Json::parse(Conf(node_a));
+  gc["cni.dev/valid-attachments"] = Json::array({{{"containerID", "a1"}, {"ifname", "eth0"}}});
+  MustSucceed(CallPlugin("etcd-ipam", "GC", gc.dump(), "", "", {.ifname = ""}));
+  std::map<std::string, std::string> reserved = Reserved(etcd);
+  CHECK(OwnerOf(reserved, a1) == "a1");
+  CHECK(OwnerOf(reserved, a2).empty());
+  CHECK(OwnerOf(reserved, b1) == "b1");
+  CHECK(reserved.size() == 2);
+
+  // With neither "nodeName" nor a host name (a private UTS namespace whose
+  // name is empty), GC cannot tell whose records are whose: code 7, nothing
+  // deleted.
+  Json nameless = Json::parse(Conf(EtcdIpam(etcd, "10.25.0.0/24")));
+  nameless["cni.dev/valid-attachments"] = Json::array();
+  RunResult refused = RunProcess(
+      {"/usr/bin/unshare", "--uts", "--", "/bin/sh", "-c",
+       "printf '\\n' > /proc/sys/kernel/hostname && exec \"$0\"", PluginDir() + "/etcd-ipam"},
+      {kTestPath, "CNI_COMMAND=GC", "CNI_PATH=" + PluginDir()}, nameless.dump());
+  INFO(Describe(refused));
+  CHECK(ErrorCode(refused) == 7);
+  CHECK(Reserved(etcd).size() == 2);
+
+  MustSucceed(Ipam("DEL", Conf(node_a), "a1"));
+  MustSucceed(Ipam("DEL", Conf(node_b), "b1"));
+  CHECK(Reserved(etcd).empty());
+}
+
 TEST_CASE("etcd-ipam: a member killed and restarted during allocations loses nothing",
           "[netns][etcd-ipam]") {
   NetnsFixture fx;

@@ -1,5 +1,7 @@
 // etcd-ipam's configuration: the keys of ../shared/PLUGINS.md, defaults, and
 // the codes of bad input (6 wrong type, 7 bad value), before any etcd contact.
+#include <unistd.h>
+
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -52,6 +54,9 @@ TEST_CASE("etcd-ipam config: defaults and every key", "[etcd-ipam]") {
   CHECK(cni::etcdipam::IpKey(*c, *cni::net::IpAddress::Parse("10.1.0.7")) ==
         "/cni/ipam/net1/ips/10.1.0.7");
   CHECK(cni::etcdipam::AttachmentKey(*c, "c1", "eth0") == "/cni/ipam/net1/attachments/c1/eth0");
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  CHECK(c->node_name == host);  // GC's identity defaults to the host name
 
   Json full = Base();
   full["ipam"]["exclude"] = {"10.1.0.0/28"};
@@ -59,8 +64,10 @@ TEST_CASE("etcd-ipam config: defaults and every key", "[etcd-ipam]") {
   full["ipam"]["routes"] = {{{"dst", "0.0.0.0/0"}}};
   full["ipam"]["etcd"]["prefix"] = "/x/y";
   full["ipam"]["etcd"]["timeout"] = 2;
+  full["ipam"]["nodeName"] = "worker-7";
   c = Parse(full, "IP=10.1.0.77");
   REQUIRE(c.ok());
+  CHECK(c->node_name == "worker-7");
   CHECK(c->etcd.prefix == "/x/y");
   CHECK(c->etcd.timeout_seconds == 2);
   CHECK(c->dns.nameservers == std::vector<std::string>{"10.1.0.53"});
@@ -105,6 +112,9 @@ TEST_CASE("etcd-ipam config: bad input is code 6 or 7", "[etcd-ipam]") {
   j = Base();
   j["ipam"]["ranges"] = {{{{"subnet", "10.1.0.1/24"}}}};  // host bits: host-local's rule
   CHECK(CodeOfParse(j) == 7);
+  j = Base();
+  j["ipam"]["nodeName"] = 7;
+  CHECK(CodeOfParse(j) == 6);
   j = Base();
   j["name"] = "a/b";
   CHECK(CodeOfParse(j) == 7);
