@@ -111,6 +111,27 @@ absl::StatusOr<fs::path> PciNetDir(const std::string& pci) {
   return *std::min_element(found.begin(), found.end());
 }
 
+// A device that was moved into a namespace which then died without a DEL:
+// the kernel gives a physical device back to the initial namespace under the
+// name it had in the container (or "dev<index>" when that is taken), with the
+// alias ADD gave it, which names `device`. nullopt when no link has that
+// alias; two such links cannot be told apart: refused.
+absl::StatusOr<std::optional<net::LinkInfo>> ReturnedDevice(net::NetlinkSocket& hsock,
+                                                           const std::string& device) {
+  ASSIGN_OR_RETURN(std::vector<net::LinkInfo> links, net::ListLinks(hsock), "host-device");
+  std::optional<net::LinkInfo> found;
+  for (const net::LinkInfo& l : links) {
+    if (l.alias != device || l.name == device) continue;
+    if (found) {
+      return Invalid(absl::StrCat("failed to find host device ", Quoted(device), ": ",
+                                  Quoted(found->name), " and ", Quoted(l.name),
+                                  " both have it as their alias"));
+    }
+    found = l;
+  }
+  return found;
+}
+
 // The host link the configuration names.
 absl::StatusOr<net::LinkInfo> FindHostLink(net::NetlinkSocket& hsock, const Config& config,
                                            const Source& src) {
@@ -133,11 +154,41 @@ absl::StatusOr<net::LinkInfo> FindHostLink(net::NetlinkSocket& hsock, const Conf
     ASSIGN_OR_RETURN(name, FirstNetDevice(fs::path(kSysBusAuxiliary) / src.aux / "net"));
   }
   absl::StatusOr<net::LinkInfo> link = net::LinkByName(hsock, name);
+  if (absl::IsNotFound(link.status()) && !config.device.empty()) {
+    ASSIGN_OR_RETURN(std::optional<net::LinkInfo> returned, ReturnedDevice(hsock, config.device));
+    if (returned) return *returned;
+  }
   if (absl::IsNotFound(link.status())) {
     return Invalid(absl::StrCat("failed to find host device ", Quoted(name)));
   }
   RETURN_IF_ERROR(link.status(), "host-device");
   return *link;
+}
+
+// The name the device goes back to: the one it had in the host, which a
+// device the kernel gave back carries only in its alias.
+std::string OriginalName(const net::LinkInfo& dev, const Config& config) {
+  return !config.device.empty() && dev.name != config.device ? config.device : dev.name;
+}
+
+// After a DEL that found the namespace gone: the device the kernel gave back
+// gets its name again and loses the alias. Best effort: the namespace is
+// gone, so the runtime must be able to finish the DEL (and the next ADD of
+// this device finds it by its alias anyway).
+void RenameReturnedDevice(const Config& config) {
+  if (config.device.empty()) return;
+  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
+  if (!hsock.ok()) return;
+  if (absl::StatusOr<bool> there = net::LinkExists(*hsock, config.device); !there.ok() || *there) return;
+  absl::StatusOr<std::optional<net::LinkInfo>> returned = ReturnedDevice(*hsock, config.device);
+  if (!returned.ok() || !*returned) return;
+  const net::LinkInfo& dev = **returned;
+  // Given back down, but 6.1 refuses to rename a link that is up.
+  if (dev.up() && !net::SetLinkDown(*hsock, dev).ok()) return;
+  if (!net::RenameLink(*hsock, dev, config.device).ok()) return;
+  if (absl::StatusOr<net::LinkInfo> renamed = net::LinkByName(*hsock, config.device); renamed.ok()) {
+    (void)net::SetLinkAlias(*hsock, *renamed, "");
+  }
 }
 
 // Moves the container's `ifname` back to the host as `original`, with its
@@ -191,7 +242,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
           absl::StrCat("host-device: container interface ", Quoted(args.ifname), " already exists"));
     }
     // The original name goes into the alias, which moves with the link.
-    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, dev.name), "host-device");
+    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, OriginalName(dev, config)), "host-device");
     if (absl::Status st = net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname); !st.ok()) {
       (void)net::SetLinkAlias(*hsock, dev, dev.alias);
       return Annotate(st, "host-device");
@@ -228,12 +279,17 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
     }
   }
   auto finish = [&]() -> absl::Status { return JoinErrors(failures); };
-  if (args.netns.empty()) return finish();
+  if (args.netns.empty()) {  // a runtime that lost the namespace: gone as well
+    RenameReturnedDevice(config);
+    return finish();
+  }
   absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
   // Gone (the path, or only the namespace behind a left-over mount point):
-  // the kernel has given a physical device back to the initial namespace,
-  // and destroyed a virtual one. Nothing left to move.
+  // the kernel has given a physical device back to the initial namespace
+  // under its container name, and destroyed a virtual one. Nothing left to
+  // move; a device given back is renamed, if the kernel has given it back yet.
   if (absl::IsNotFound(container.status()) || absl::IsInvalidArgument(container.status())) {
+    RenameReturnedDevice(config);
     return finish();
   }
   auto fail = [&](const absl::Status& st) {

@@ -1,6 +1,10 @@
 // The host-device plugin through the CNI protocol. The device is one end of
 // a veth pair in the test's private host namespace; its peer stays there, so
-// traffic between the container and the host crosses the moved device.
+// traffic between the container and the host crosses the moved device. The
+// last case needs a physical device (the kernel destroys a virtual one with
+// its namespace): the VM tier's guest has one, a virtio NIC.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -302,4 +306,90 @@ TEST_CASE("host-device: same result and kernel state as upstream's host-device",
   CHECK(ours.ping);
   CHECK(up.ping);
   TearDown(fx, {up_ns, our_ns}, {"hd0"});
+}
+
+namespace {
+
+// The guest's physical NIC: tests/vm/vm_tier.py gives QEMU's virtio-net
+// device this MAC. The guest's own namespace is its init process's.
+constexpr const char* kGuestNicMac = "52:54:00:c0:ff:ee";
+constexpr const char* kGuestInitNetns = "/proc/1/ns/net";
+
+// The link with `mac` in `netns` ("" = the private host namespace), or null.
+Json LinkWithMac(const NetnsFixture& fx, const std::string& netns, const std::string& mac) {
+  RunResult r = fx.Exec(netns, {"ip", "-d", "-j", "link", "show"});
+  REQUIRE(r.exit_code == 0);
+  for (const Json& link : Json::parse(r.out)) {
+    if (link.value("address", "") == mac) return link;
+  }
+  return nullptr;
+}
+
+// Deletes the container namespace without a DEL, as a runtime that crashed
+// leaves it, and waits for the kernel to give the NIC back to the guest's
+// own namespace (it does so on a work queue); then moves it, under the name
+// it came back with, into the private host namespace, where a node's
+// runtime would find it. Returns that name.
+std::string NamespaceDiesWithNic(NetnsFixture& fx, const std::string& container) {
+  fx.DelNetns(container);
+  Json back;
+  for (int i = 0; i < 200 && back.is_null(); ++i) {
+    back = LinkWithMac(fx, kGuestInitNetns, kGuestNicMac);
+    if (back.is_null()) usleep(50 * 1000);
+  }
+  REQUIRE(!back.is_null());
+  std::string name = back.value("ifname", "");
+  MustExec(fx, kGuestInitNetns, {"ip", "link", "set", "dev", name, "netns", std::to_string(getpid())});
+  return name;
+}
+
+}  // namespace
+
+// A physical device (the kernel destroys a virtual one with its namespace) in
+// a container whose namespace died without a DEL comes back to the initial
+// namespace under its container name, its host name only in the alias ADD set.
+// Upstream then cannot find it ("failed to find host device") until someone
+// renames it; ours finds it by that alias, and a DEL that finds the namespace
+// gone renames it back.
+TEST_CASE("host-device: a physical device given back by a dying namespace is found by its alias and renamed back",
+          "[vm][host-device]") {
+  NetnsFixture fx;
+  Json nic = LinkWithMac(fx, kGuestInitNetns, kGuestNicMac);
+  REQUIRE(!nic.is_null());
+  const std::string guest_name = nic.value("ifname", "");
+  MustExec(fx, kGuestInitNetns, {"ip", "link", "set", "dev", guest_name, "netns", std::to_string(getpid())});
+  MustExec(fx, "", {"ip", "link", "set", "dev", guest_name, "name", "hdphys"});
+  TempDir data;
+  std::string conf = HdConf("1.1.0", HostLocal(data), {{"device", "hdphys"}});
+  const CallOptions net1 = {.ifname = "net1"};
+
+  // DEL after the namespace died: the device gets its name back.
+  std::string c1 = fx.AddNetns("c1");
+  MustResult(Call("ADD", conf, c1, "ctr1", net1));
+  CHECK(LinkJson(fx, c1, "net1").value("ifalias", "") == "hdphys");
+  CHECK(NamespaceDiesWithNic(fx, c1) == "net1");
+  CHECK(LinkJson(fx, "", "net1").value("ifalias", "") == "hdphys");
+  MustSucceed(Call("DEL", conf, c1, "ctr1", net1));
+  CHECK(LinkJson(fx, "", "hdphys").value("ifalias", "") == "");
+  CHECK(Reservations(data).empty());
+
+  // No DEL at all: the next ADD finds it by its alias, and its DEL returns
+  // it under its own name.
+  std::string c2 = fx.AddNetns("c2");
+  MustResult(Call("ADD", conf, c2, "ctr2", net1));
+  CHECK(NamespaceDiesWithNic(fx, c2) == "net1");
+  std::string c3 = fx.AddNetns("c3");
+  cni::Result r = MustResult(Call("ADD", conf, c3, "ctr3", net1));
+  REQUIRE(r.interfaces.size() == 1);
+  CHECK(r.interfaces[0].mac == kGuestNicMac);
+  CHECK(LinkJson(fx, c3, "net1").value("ifalias", "") == "hdphys");
+  MustSucceed(Call("DEL", conf, c3, "ctr3", net1));
+  CHECK(fx.Links() == std::vector<std::string>{"hdphys", "lo"});
+  CHECK(LinkJson(fx, "", "hdphys").value("ifalias", "") == "");
+  MustSucceed(Call("DEL", conf, c2, "ctr2", net1));  // the runtime's late DEL of the dead one
+
+  // Back to the guest under its own name.
+  MustExec(fx, "", {"ip", "link", "set", "dev", "hdphys", "name", guest_name});
+  MustExec(fx, "", {"ip", "link", "set", "dev", guest_name, "netns", "1"});
+  TearDown(fx, {c3});
 }

@@ -2,8 +2,9 @@
 """The VM test tier (ctest -L vm): test cases on Debian 12's 6.1 kernel.
 
 This machine's kernel lacks the dummy, vlan (8021q), ipvlan and vrf link types
-and bridge VLAN filtering. This runner boots Debian 12's cloud kernel under QEMU
-(KVM when /dev/kvm opens, else TCG) with an initramfs it builds from:
+and bridge VLAN filtering, and no physical NIC a test may move. This runner
+boots Debian 12's cloud kernel under QEMU (KVM when /dev/kvm opens, else TCG),
+with one virtio NIC (GUEST_NIC), and an initramfs it builds from:
 
   - busybox-static (the guest's /init is a busybox sh script, tests/vm/init),
   - the kernel's networking modules (the ones the tests need are loaded with
@@ -57,6 +58,9 @@ LOAD = [
     # container on the same bridge reaches a mapped host port only when the
     # bridged reply is un-NATed by conntrack.
     "br_netfilter",
+    # The guest's one physical NIC (GUEST_NIC): host-device's case of a device
+    # the kernel gives back when a namespace dies (it destroys virtual ones).
+    "virtio_pci", "virtio_net",
 ]
 # Every module under these directories of kernel/ (and what they depend on) is
 # in the guest, for the kernel to autoload.
@@ -69,7 +73,13 @@ MODULE_FILES = [
     "drivers/net/dummy.ko", "drivers/net/veth.ko", "drivers/net/macvlan.ko",
     "drivers/net/macvtap.ko", "drivers/net/tap.ko", "drivers/net/vrf.ko",
     "drivers/net/ifb.ko", "drivers/net/tun.ko", "drivers/net/geneve.ko",
+    "drivers/virtio/virtio_pci.ko", "drivers/net/virtio_net.ko",
 ]
+# A virtio NIC on a hub of its own (it carries no traffic; QEMU warns "hub 0
+# is not connected to host network"), with the MAC that
+# tests/netns/host_device_test.cc looks it up by.
+GUEST_NIC = ["-netdev", "hubport,id=nic0,hubid=0",
+             "-device", "virtio-net-pci,netdev=nic0,mac=52:54:00:c0:ff:ee"]
 # Programs the tests and plugins run (looked up in the tests' PATH), copied to
 # the same paths in the guest with their libraries.
 PROGRAMS = [
@@ -465,7 +475,7 @@ def run_guest(args, kroot, version, initramfs, accel, boot_deadline):
     else:
         cpu = ["-accel", "tcg", "-smp", "1"]
     argv = ["qemu-system-x86_64", *cpu, "-m", str(args.memory), "-nodefaults", "-no-user-config",
-            "-display", "none", "-serial", "stdio", "-no-reboot",
+            "-display", "none", "-serial", "stdio", "-no-reboot", *GUEST_NIC,
             "-kernel", str(kroot / "boot" / f"vmlinuz-{version}"), "-initrd", str(initramfs),
             "-append", "console=ttyS0 quiet panic=-1"]
     g = Guest(accel)
