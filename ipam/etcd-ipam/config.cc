@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <climits>  // HOST_NAME_MAX
 #include <utility>
 
 #include "absl/strings/match.h"
