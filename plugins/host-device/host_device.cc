@@ -114,14 +114,16 @@ absl::StatusOr<fs::path> PciNetDir(const std::string& pci) {
 // A device that was moved into a namespace which then died without a DEL:
 // the kernel gives a physical device back to the initial namespace under the
 // name it had in the container (or "dev<index>" when that is taken), with the
-// alias ADD gave it, which names `device`. nullopt when no link has that
-// alias; two such links cannot be told apart: refused.
+// alias ADD gave it, which names `device`. nullopt when a link has the name
+// `device` (nothing to look for) or none has it as its alias; two such links
+// cannot be told apart: refused.
 absl::StatusOr<std::optional<net::LinkInfo>> ReturnedDevice(net::NetlinkSocket& hsock,
                                                            const std::string& device) {
   ASSIGN_OR_RETURN(std::vector<net::LinkInfo> links, net::ListLinks(hsock), "host-device");
   std::optional<net::LinkInfo> found;
   for (const net::LinkInfo& l : links) {
-    if (l.alias != device || l.name == device) continue;
+    if (l.name == device) return std::nullopt;
+    if (l.alias != device) continue;
     if (found) {
       return Invalid(absl::StrCat("failed to find host device ", Quoted(device), ": ",
                                   Quoted(found->name), " and ", Quoted(l.name),
@@ -165,12 +167,6 @@ absl::StatusOr<net::LinkInfo> FindHostLink(net::NetlinkSocket& hsock, const Conf
   return *link;
 }
 
-// The name the device goes back to: the one it had in the host, which a
-// device the kernel gave back carries only in its alias.
-std::string OriginalName(const net::LinkInfo& dev, const Config& config) {
-  return !config.device.empty() && dev.name != config.device ? config.device : dev.name;
-}
-
 // After a DEL that found the namespace gone: the device the kernel gave back
 // gets its name again and loses the alias. Best effort: the namespace is
 // gone, so the runtime must be able to finish the DEL (and the next ADD of
@@ -179,16 +175,14 @@ void RenameReturnedDevice(const Config& config) {
   if (config.device.empty()) return;
   absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
   if (!hsock.ok()) return;
-  if (absl::StatusOr<bool> there = net::LinkExists(*hsock, config.device); !there.ok() || *there) return;
   absl::StatusOr<std::optional<net::LinkInfo>> returned = ReturnedDevice(*hsock, config.device);
   if (!returned.ok() || !*returned) return;
   const net::LinkInfo& dev = **returned;
   // Given back down, but 6.1 refuses to rename a link that is up.
   if (dev.up() && !net::SetLinkDown(*hsock, dev).ok()) return;
+  // Both by index, which a rename keeps.
   if (!net::RenameLink(*hsock, dev, config.device).ok()) return;
-  if (absl::StatusOr<net::LinkInfo> renamed = net::LinkByName(*hsock, config.device); renamed.ok()) {
-    (void)net::SetLinkAlias(*hsock, *renamed, "");
-  }
+  (void)net::SetLinkAlias(*hsock, dev, "");
 }
 
 // Moves the container's `ifname` back to the host as `original`, with its
@@ -241,8 +235,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
       return absl::AlreadyExistsError(
           absl::StrCat("host-device: container interface ", Quoted(args.ifname), " already exists"));
     }
-    // The original name goes into the alias, which moves with the link.
-    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, OriginalName(dev, config)), "host-device");
+    // The original name goes into the alias, which moves with the link: with
+    // `device`, that name (a device given back carries it only in its alias).
+    const std::string& original = config.device.empty() ? dev.name : config.device;
+    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, original), "host-device");
     if (absl::Status st = net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname); !st.ok()) {
       (void)net::SetLinkAlias(*hsock, dev, dev.alias);
       return Annotate(st, "host-device");
