@@ -29,3 +29,15 @@ config_suffix() {
   local c=${1,,}
   echo "${c:-noconfig}"
 }
+
+# The SDK's documentation files (sdk/CMakeLists.txt, CNI_SDK_DOC_DIR), relative
+# to the prefix: the SDK guide, the design rules, the plugin contracts, the spec.
+source_sdk_docs() {
+  local src=$1 dir=share/doc/cni-cpp-sdk-dev
+  {
+    echo "$dir/README.md"
+    echo "$dir/DESIGN.md"
+    echo "$dir/PLUGINS.md"
+    (cd "$src/docs" && find spec -type f) | sed "s|^|$dir/|"
+  } | sort
+}

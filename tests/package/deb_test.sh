@@ -203,8 +203,11 @@ for f in "$libdir/libcnisdk.a" "$libdir/pkgconfig/cni-sdk.pc" "$libdir/cmake/Cni
          "$libdir/cmake/CniSdk/CniSdkConfigVersion.cmake" "$libdir/cmake/CniSdk/CniSdkTargets.cmake"; do
   grep -qx "$f" "$scratch/sdk-files" || fail "cni-cpp-sdk-dev lacks $f"
 done
+for d in $(source_sdk_docs "$src"); do
+  grep -qx "/usr/$d" "$scratch/sdk-files" || fail "cni-cpp-sdk-dev lacks /usr/$d"
+done
 extra=$(grep -v -e "^$includedir/cni/" -e "^$libdir/libcnisdk.a\$" -e "^$libdir/pkgconfig/cni-sdk.pc\$" \
-  -e "^$libdir/cmake/CniSdk/" "$scratch/sdk-files" || true)
+  -e "^$libdir/cmake/CniSdk/" -e "^/usr/share/doc/cni-cpp-sdk-dev/" "$scratch/sdk-files" || true)
 [[ -z $extra ]] || fail "cni-cpp-sdk-dev has unexpected files: $extra"
 sdk_depends=$(dpkg-deb -f "$sdk" Depends)
 echo "  Depends: $sdk_depends"

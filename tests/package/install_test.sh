@@ -43,6 +43,7 @@ fi
   echo "$plugindir/cnitool"
   for u in $(source_units "$src"); do echo "$prefix/$u"; done
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"
+  for d in $(source_sdk_docs "$src"); do echo "$prefix/$d"; done
   echo "$libdir/libcnisdk.a"
   echo "$libdir/pkgconfig/cni-sdk.pc"
   for f in CniSdkConfig.cmake CniSdkConfigVersion.cmake CniSdkTargets.cmake \

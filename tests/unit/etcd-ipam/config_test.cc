@@ -1,4 +1,4 @@
-// etcd-ipam's configuration: the keys of ../shared/PLUGINS.md, defaults, and
+// etcd-ipam's configuration: the keys of docs/PLUGINS.md, defaults, and
 // the codes of bad input (6 wrong type, 7 bad value), before any etcd contact.
 #include <unistd.h>
 
