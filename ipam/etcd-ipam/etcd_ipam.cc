@@ -341,8 +341,10 @@ absl::Status Check(const CmdArgs& args, const Config& cfg) {
   ASSIGN_OR_RETURN(std::vector<KeyValue> kvs, etcd->Get(key));
   std::optional<AttachmentRecord> rec;
   if (!kvs.empty()) rec = ParseAttachment(kvs.front());
+  // A failed check (999, as host-local's), not code 3: that code tells the
+  // runtime the container is unknown and needs no DEL.
   if (!rec || rec->ips.empty()) {
-    return Error(ErrorCode::kUnknownContainer,
+    return Error(ErrorCode::kInternal,
                  absl::StrCat("etcd-ipam: Failed to find address added by container ",
                               args.container_id));
   }

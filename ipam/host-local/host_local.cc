@@ -107,8 +107,10 @@ absl::Status Del(const CmdArgs& args, const Config& cfg) {
 absl::Status Check(const CmdArgs& args, const Config& cfg) {
   return WithStore(cfg, [&](Store& store) -> absl::Status {
     ASSIGN_OR_RETURN(bool found, store.FindByAttachment(args.container_id, args.ifname));
+    // A failed check, not code 3: that code tells the runtime the container
+    // is unknown and needs no DEL, and a DEL may still have work to do.
     if (!found) {
-      return Error(ErrorCode::kUnknownContainer,
+      return Error(ErrorCode::kInternal,
                    absl::StrCat("host-local: Failed to find address added by container ",
                                 args.container_id));
     }

@@ -69,7 +69,16 @@ std::vector<net::IpPrefix> ApplyGateways(const Config& config, Result& result) {
 VlanPlan PlanVlans(const Config& config) {
   VlanPlan plan;
   plan.remove_default = config.vlan_filtering() && !config.preserve_default_vlan;
-  if (config.vlan != 0) plan.untagged_pvid.push_back(config.vlan);
+  constexpr int kDefaultNativeVlan = 1;
+  if (config.vlan != 0) {
+    plan.untagged_pvid.push_back(config.vlan);
+  } else if (!config.trunk.empty()) {
+    plan.untagged_pvid.push_back(kDefaultNativeVlan);
+  }
+  // A trunk that also lists its native VLAN keeps it native: the untagged
+  // pvid entry is written after the tagged ones (the kernel keeps the last
+  // flags given for a VLAN; upstream writes the native one first, so there
+  // the trunk's tagged entry wins and untagged frames are dropped).
   plan.tagged = config.trunk;
   return plan;
 }
@@ -95,11 +104,11 @@ absl::Status ConnectPort(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
       if (!st.ok() && !absl::IsNotFound(st)) return st;
     }
   }
-  for (int vid : vlans.untagged_pvid) {
-    RETURN_IF_ERROR(net::BridgeVlanAdd(sock, port, {static_cast<uint16_t>(vid), true, true}));
-  }
   for (int vid : vlans.tagged) {
     RETURN_IF_ERROR(net::BridgeVlanAdd(sock, port, {static_cast<uint16_t>(vid), false, false}));
+  }
+  for (int vid : vlans.untagged_pvid) {
+    RETURN_IF_ERROR(net::BridgeVlanAdd(sock, port, {static_cast<uint16_t>(vid), true, true}));
   }
   return absl::OkStatus();
 }

@@ -42,12 +42,14 @@ net::IpAddress DefaultGateway(const net::IpPrefix& address);
 // addresses to put on the bridge: gateway/prefix-length of its IP.
 std::vector<net::IpPrefix> ApplyGateways(const Config& config, Result& result);
 
-// The VLAN table a new port gets: the access VLAN (pvid, untagged) or the
-// trunk VLANs (tagged).
+// The VLAN table a new port gets, in upstream's (1.8+) terms: an access port
+// has its VLAN as pvid, untagged; a trunk has its VLANs tagged and a native
+// VLAN (pvid, untagged): "vlan" when set, else VLAN 1. The bridge's default
+// VLAN 1 is removed first unless preserveDefaultVlan.
 struct VlanPlan {
-  bool remove_default = false;  // drop the bridge's default VLAN 1 first
-  std::vector<int> untagged_pvid;
-  std::vector<int> tagged;
+  bool remove_default = false;  // drop the VLANs the kernel gave the port (the bridge's default_pvid, 1)
+  std::vector<int> tagged;      // added first
+  std::vector<int> untagged_pvid;  // added after `tagged`, so it wins for a VLAN in both
 };
 VlanPlan PlanVlans(const Config& config);
 

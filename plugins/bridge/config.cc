@@ -95,8 +95,6 @@ const config::Schema<Config> kKeys = {
 // The rules between keys (upstream's wording where it has one).
 absl::Status ValidateCombination(const Config& c) {
   RETURN_IF_ERROR(RequireInterfaceName("bridge name", c.bridge));
-  // A port is either an access port (untagged) or a trunk (tagged only).
-  if (c.vlan != 0 && !c.trunk.empty()) return Invalid("cannot set vlan and vlanTrunk at the same time");
   // The gateway of a VLAN network lives on "<bridge>.<vlan>": that name must
   // be a valid interface name too (upstream finds out only after IPAM).
   if (c.is_gateway && c.vlan != 0) {

@@ -27,9 +27,13 @@ struct Config {
   int mtu = 0;                      // 0: kernel default
   bool hairpin = false;
   bool promisc = false;
-  int vlan = 0;                     // 0: none (access VLAN otherwise)
+  // 0: none. Alone, the port's access VLAN; with a trunk, its native VLAN
+  // (pvid, untagged), which is VLAN 1 for a trunk without "vlan".
+  int vlan = 0;
   std::vector<int> trunk;           // tagged VLANs, sorted, unique
-  bool preserve_default_vlan = true;
+  // Keep the bridge's default VLAN 1 on a port with vlan/vlanTrunk. Upstream's
+  // default is false since 1.8.0 (full VLAN isolation).
+  bool preserve_default_vlan = false;
   bool macspoofchk = false;
   bool enable_dad = false;
   bool disable_container_interface = false;

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "cni/config_schema.h"
 #include "cni/error.h"
@@ -13,7 +15,9 @@ namespace {
 
 // The shared keys of a link on a master, then the kind's own.
 const config::Schema<Config> kKeys = sublink::Keys<Config>(
-    {sublink::ModeKey(&Config::mode, net::ParseMacvlanMode)});
+    {sublink::ModeKey(&Config::mode, net::ParseMacvlanMode),
+     // Upstream's uint32; 0 (or absent) leaves the kernel's default.
+     config::Integer("bcqueuelen", &Config::bc_queue_len, {0, UINT32_MAX})});
 
 }  // namespace
 

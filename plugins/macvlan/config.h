@@ -3,6 +3,7 @@
 // is checked by ADD, still before anything is created.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,7 @@ struct Config {
   // (upstream's order for macvlan).
   std::optional<net::MacAddress> mac;
   bool link_in_container = false;   // the master lives in the container netns
+  uint32_t bc_queue_len = 0;        // "bcqueuelen"; 0: the kernel's default
   std::string ipam_type;            // "" (e.g. "ipam": {}): layer 2 only
   std::optional<Dns> dns;           // the config's dns, when it sets a field
 

@@ -25,6 +25,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
                                             .mode = config.mode,
                                             .mtu = config.mtu,
                                             .mac = config.mac,
+                                            .bc_queue_len = config.bc_queue_len,
                                             .netns = link.netns});
   };
   return sublink::Add(args, spec);

@@ -1,6 +1,7 @@
 #include "cni/sublink.h"
 
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "cni/net/devconf.h"
 #include "cni/net/ipam_apply.h"
 #include "cni/net/route.h"
+#include "cni/net/sysctl.h"
 #include "cni/net/teardown.h"
 #include "cni/net/veth.h"
 #include "cni/status_macros.h"
@@ -82,11 +84,20 @@ Interface ContainerInterface(const net::LinkInfo& link, const net::Netns& contai
 // Gives the link the result's addresses and routes (and brings it up).
 absl::Status ConfigureAddresses(net::NetlinkSocket& csock, int ifindex, absl::string_view ifname, const Result& result,
                                 absl::string_view plugin) {
-  // Announce the address when the link comes up (neighbours may have the
-  // MAC of a previous holder cached).
-  // (Through rtnetlink: no thread in the namespace, and no /proc/sys/net
-  // lookup, which grows with the namespaces on the node; cni/net/devconf.h.)
+  // Announce the addresses when the link comes up (neighbours may have the
+  // MAC of a previous holder cached): gratuitous ARP for IPv4, unsolicited
+  // neighbour advertisements for IPv6 (ndisc_notify), as upstream since 1.4.
+  // Best effort, as upstream: a kernel or link without the setting still
+  // gets its addresses.
+  // (arp_notify through rtnetlink: no thread in the namespace, and no
+  // /proc/sys/net lookup, which grows with the namespaces on the node;
+  // cni/net/devconf.h. IPv6 settings cannot be written that way: read first,
+  // so /proc/sys is touched only when the value differs.)
   (void)net::SetIpv4DevConf(csock, ifindex, IPV4_DEVCONF_ARP_NOTIFY, 1);
+  if (absl::StatusOr<int32_t> ndisc = net::Ipv6DevConf(csock, ifindex, DEVCONF_NDISC_NOTIFY);
+      ndisc.ok() && *ndisc != 1) {
+    (void)net::WriteSysctl(csock.netns(), absl::StrCat("net/ipv6/conf/", ifname, "/ndisc_notify"), "1");
+  }
   RETURN_IF_ERROR(net::ConfigureInterface(csock, ifname, result), plugin);
   return absl::OkStatus();
 }
@@ -167,7 +178,9 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   if (lease) {
     RETURN_IF_ERROR(lease->Commit(result), spec.plugin);
   } else {
-    RETURN_IF_ERROR(CheckPrintableAt(result, args.conf), spec.plugin);
+    // Unprefixed, as upstream's message ("cannot convert: no valid IP
+    // addresses" for a layer-2-only link at 0.1.0/0.2.0), which its tests match.
+    RETURN_IF_ERROR(CheckPrintableAt(result, args.conf));
   }
   std::move(remove_link).Cancel();
   return result;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -186,20 +188,21 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
   fx.Exec("", {"ip", "link", "del", "brprobe"});
   cni::Result r1 = MustResult(Call("ADD", conf1, c1, "ctr1"));
   CHECK(LinkJson(fx, "", "br0")["linkinfo"]["info_data"].value("vlan_filtering", 0) == 1);
-  // preserveDefaultVlan defaults to true: VLAN 1 stays next to the access VLAN,
-  // egress untagged; the PVID (one per port) moves to the access VLAN, as
-  // with upstream's bridge.
-  CHECK(Vlans(fx, r1.interfaces[1].name) == std::set<std::string>{"1U", "100PU"});
+  // preserveDefaultVlan defaults to false (upstream since 1.8.0): the port
+  // is in its access VLAN only.
+  CHECK(Vlans(fx, r1.interfaces[1].name) == std::set<std::string>{"100PU"});
   // The gateway lives on br0.100, an access port of VLAN 100 (upstream's layout).
   REQUIRE(r1.interfaces.size() == 4);
   CHECK(r1.interfaces[3].name == "br0.100");
   CHECK(absl::StrContains(MustExec(fx, "", {"ip", "-4", "addr", "show", "dev", "br0.100"}), "10.55.0.1/24"));
   CHECK(cni::test::Ping(c1, A("10.55.0.1")));
 
+  // preserveDefaultVlan true: VLAN 1 stays next to the access VLAN, egress
+  // untagged; the PVID (one per port) moves to the access VLAN.
   std::string conf2 = BrConf("1.0.0", StaticIpam("10.55.0.6/24"),
-                             {{"vlan", 200}, {"preserveDefaultVlan", false}});
+                             {{"vlan", 200}, {"preserveDefaultVlan", true}});
   cni::Result r2 = MustResult(Call("ADD", conf2, c2, "ctr2"));
-  CHECK(Vlans(fx, r2.interfaces[1].name) == std::set<std::string>{"200PU"});
+  CHECK(Vlans(fx, r2.interfaces[1].name) == std::set<std::string>{"1U", "200PU"});
   // Different VLANs: no traffic.
   CHECK_FALSE(cni::test::Ping(c2, A("10.55.0.5"), 500));
 
@@ -207,12 +210,77 @@ TEST_CASE("bridge: access VLAN, trunk and the default VLAN", "[netns][bridge]") 
                              {{"vlanTrunk", Json::array({{{"id", 5}}, {{"minID", 10}, {"maxID", 12}}})},
                               {"preserveDefaultVlan", false}});
   cni::Result r3 = MustResult(Call("ADD", conf3, c3, "ctr3"));
-  CHECK(Vlans(fx, r3.interfaces[1].name) == std::set<std::string>{"5", "10", "11", "12"});
+  // A trunk without "vlan" has native VLAN 1, also after VLAN 1 was removed.
+  CHECK(Vlans(fx, r3.interfaces[1].name) == std::set<std::string>{"1PU", "5", "10", "11", "12"});
 
   MustSucceed(Call("DEL", conf1, c1, "ctr1"));
   MustSucceed(Call("DEL", conf2, c2, "ctr2"));
   MustSucceed(Call("DEL", conf3, c3, "ctr3"));
   TearDown(fx, {c1, c2, c3}, {"br0.100", "br0"});
+}
+
+TEST_CASE("bridge: a trunk's native VLAN and VLAN isolation, with traffic", "[vm][bridge]") {
+  // Ports of one VLAN-filtering bridge; every container on 10.56.20.0/24 so
+  // that only the VLANs decide who hears whom:
+  //   trunk  vlan 20 + vlanTrunk [30]   untagged = VLAN 20, eth0.30 = VLAN 30
+  //   a20    vlan 20                    VLAN 20 only (VLAN 1 removed: the default)
+  //   kept   vlan 20, preserveDefault   VLAN 20, and VLAN 1 egress untagged
+  //   a30    vlan 30                    VLAN 30 (on 10.56.30.0/24)
+  //   plain  no VLAN keys               the bridge's VLAN 1
+  //   n1     vlanTrunk [30]             native VLAN 1
+  NetnsFixture fx;
+  std::map<std::string, std::string> ns;
+  std::vector<std::string> all;
+  std::map<std::string, std::string> host_port;
+  std::vector<std::pair<std::string, std::string>> dels;  // conf, name
+  auto add = [&](const std::string& name, const std::string& ip, const Json& keys) {
+    ns[name] = fx.AddNetns(name);
+    all.push_back(ns[name]);
+    std::string conf = BrConf("1.0.0", StaticIpam(ip), keys);
+    cni::Result r = MustResult(Call("ADD", conf, ns[name], "ctr-" + name));
+    host_port[name] = r.interfaces[1].name;
+    dels.emplace_back(conf, name);
+  };
+  const Json trunk30 = Json::array({{{"id", 30}}});
+  add("trunk", "10.56.20.2/24", {{"vlan", 20}, {"vlanTrunk", trunk30}});
+  add("a20", "10.56.20.3/24", {{"vlan", 20}});
+  add("kept", "10.56.20.4/24", {{"vlan", 20}, {"preserveDefaultVlan", true}});
+  add("a30", "10.56.30.3/24", {{"vlan", 30}});
+  add("plain", "10.56.20.9/24", Json::object());
+  add("n1", "10.56.20.8/24", {{"vlanTrunk", trunk30}});
+  // A trunk that lists its native VLAN too keeps it native (upstream's
+  // order of writes would leave VLAN 20 tagged there).
+  add("both", "10.56.20.7/24", {{"vlan", 20}, {"vlanTrunk", Json::array({{{"id", 20}}, {{"id", 30}}})}});
+  CHECK(Vlans(fx, host_port["trunk"]) == std::set<std::string>{"20PU", "30"});
+  CHECK(Vlans(fx, host_port["a20"]) == std::set<std::string>{"20PU"});
+  CHECK(Vlans(fx, host_port["kept"]) == std::set<std::string>{"1U", "20PU"});
+  CHECK(Vlans(fx, host_port["n1"]) == std::set<std::string>{"1PU", "30"});
+  CHECK(Vlans(fx, host_port["both"]) == std::set<std::string>{"20PU", "30"});
+
+  // The trunk's untagged frames land in VLAN 20, its VLAN 30 frames are tagged.
+  CHECK(cni::test::Ping(ns["trunk"], A("10.56.20.3")));
+  MustExec(fx, ns["trunk"], {"ip", "link", "add", "link", "eth0", "name", "eth0.30", "type", "vlan", "id", "30"});
+  MustExec(fx, ns["trunk"], {"ip", "addr", "add", "10.56.30.2/24", "dev", "eth0.30"});
+  MustExec(fx, ns["trunk"], {"ip", "link", "set", "eth0.30", "up"});
+  CHECK(cni::test::Ping(ns["trunk"], A("10.56.30.3")));
+  CHECK(cni::test::Ping(ns["both"], A("10.56.20.3")));
+  // A trunk without "vlan" speaks untagged in VLAN 1.
+  CHECK(cni::test::Ping(ns["plain"], A("10.56.20.8")));
+
+  // VLAN 1 traffic (plain's ARP broadcasts for a20's and kept's addresses)
+  // reaches kept, which preserves VLAN 1, and not a20. Neither answer gets
+  // back (their untagged replies enter VLAN 20), so the sign is the
+  // neighbour entry a host makes for whoever asked for its address.
+  CHECK_FALSE(cni::test::Ping(ns["plain"], A("10.56.20.3"), 500));
+  CHECK_FALSE(cni::test::Ping(ns["plain"], A("10.56.20.4"), 500));
+  auto heard_plain = [&](const std::string& name) {
+    return absl::StrContains(MustExec(fx, ns[name], {"ip", "neigh", "show", "10.56.20.9"}), "lladdr");
+  };
+  CHECK(heard_plain("kept"));
+  CHECK_FALSE(heard_plain("a20"));
+
+  for (const auto& [conf, name] : dels) MustSucceed(Call("DEL", conf, ns[name], "ctr-" + name));
+  TearDown(fx, all, {"br0"});
 }
 
 TEST_CASE("bridge: forceAddress replaces a wrong bridge address, without it ADD fails cleanly",

@@ -119,10 +119,10 @@ TEST_CASE("etcd-ipam: concurrent allocators hand out every address of a small ra
   for (const auto& [ip, ctr] : given) CHECK(OwnerOf(reserved, ip) == ctr);
   CHECK(given.count("10.20.0.1") == 0);  // the gateway
 
-  // CHECK: owned; a stranger: code 3.
+  // CHECK: owned; a stranger: a failed check (999), not "unknown container" (3).
   std::string first = given.begin()->second;
   MustSucceed(Ipam("CHECK", conf, first));
-  CHECK(ErrorCode(Ipam("CHECK", conf, "stranger")) == 3);
+  CHECK(ErrorCode(Ipam("CHECK", conf, "stranger")) == 999);
   // A second ADD of the same attachment: refused, nothing more reserved.
   CHECK(Ipam("ADD", conf, first).exit_code != 0);
   CHECK(Reserved(etcd).size() == 13);
@@ -214,7 +214,7 @@ TEST_CASE("etcd-ipam: GC releases this node's attachments missing from the valid
   CHECK(OwnerOf(reserved, "10.22.0.200") == "remote");  // not this node's to judge
   CHECK(reserved.size() == 2);
   MustSucceed(Ipam("CHECK", conf, "keep"));
-  CHECK(ErrorCode(Ipam("CHECK", conf, "gone")) == 3);
+  CHECK(ErrorCode(Ipam("CHECK", conf, "gone")) == 999);
   // CHECK notices an address taken away from its owner.
   etcd.Put(absl::StrCat(kPrefix, "/ips/", keep),
            Json({{"containerID", "thief"}, {"ifname", "eth0"}, {"network", "etcdnet"}}).dump());

@@ -147,6 +147,18 @@ TEST_CASE("ipvlan: MTU, layer 2 only, IPAM failure rolls the link back", "[vm][i
   TearDown(fx, {c1}, {"mst0"});
 }
 
+TEST_CASE("ipvlan: ndisc_notify is set with arp_notify", "[vm][ipvlan]") {
+  NetnsFixture fx;
+  DummyMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = IvConf("1.0.0", StaticIpam("10.45.0.5/24"));
+  MustResult(Call("ADD", conf, c1, "ctr1"));
+  CHECK(MustExec(fx, c1, {"cat", "/proc/sys/net/ipv4/conf/eth0/arp_notify"}) == "1\n");
+  CHECK(MustExec(fx, c1, {"cat", "/proc/sys/net/ipv6/conf/eth0/ndisc_notify"}) == "1\n");
+  MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  TearDown(fx, {c1}, {"mst0"});
+}
+
 TEST_CASE("ipvlan: the master in the container (linkInContainer)", "[vm][ipvlan]") {
   NetnsFixture fx;
   std::string c1 = fx.AddNetns("c1");

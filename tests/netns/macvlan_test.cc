@@ -151,6 +151,55 @@ TEST_CASE("macvlan: MTU, MAC, layer 2 only", "[netns][macvlan]") {
   TearDown(fx, {c1}, {"mst0"});
 }
 
+TEST_CASE("macvlan: bcqueuelen sets the broadcast queue length", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24"), {{"bcqueuelen", 4321}});
+  MustResult(Call("ADD", conf, c1, "ctr1"));
+  Json data = LinkJson(fx, c1, "eth0")["linkinfo"]["info_data"];
+  INFO(data.dump());
+  CHECK(data.value("bcqueuelen", 0) == 4321);
+  CHECK(data.value("usedbcqueuelen", 0) == 4321);  // the master's largest request
+  MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  // Out of upstream's uint32: code 7, nothing made.
+  for (const Json& bad : {Json(-1), Json(4294967296LL)}) {
+    RunResult add = Call("ADD", MvConf("1.0.0", StaticIpam("10.44.0.5/24"), {{"bcqueuelen", bad}}), c1, "ctr1");
+    CHECK(ErrorCode(add) == 7);
+  }
+  CHECK(ErrorCode(Call("ADD", MvConf("1.0.0", StaticIpam("10.44.0.5/24"), {{"bcqueuelen", "1"}}), c1, "ctr1")) == 6);
+  CHECK(fx.Links(c1) == kOnlyLo);
+  TearDown(fx, {c1}, {"mst0"});
+}
+
+TEST_CASE("macvlan: ndisc_notify is set with arp_notify", "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MvConf("1.0.0", StaticIpam("10.44.0.5/24"));
+  MustResult(Call("ADD", conf, c1, "ctr1"));
+  CHECK(MustExec(fx, c1, {"cat", "/proc/sys/net/ipv4/conf/eth0/arp_notify"}) == "1\n");
+  CHECK(MustExec(fx, c1, {"cat", "/proc/sys/net/ipv6/conf/eth0/ndisc_notify"}) == "1\n");
+  MustSucceed(Call("DEL", conf, c1, "ctr1"));
+  TearDown(fx, {c1}, {"mst0"});
+}
+
+TEST_CASE("macvlan: a layer-2-only result at 0.1.0/0.2.0 fails with upstream's exact message",
+          "[netns][macvlan]") {
+  NetnsFixture fx;
+  MakeMaster(fx);
+  std::string c1 = fx.AddNetns("c1");
+  for (const char* version : {"0.1.0", "0.2.0"}) {
+    INFO(version);
+    RunResult add = Call("ADD", MvConf(version, Json::object()), c1, "ctr1");
+    CHECK(ErrorCode(add) == 1);
+    // Upstream's own macvlan tests match this text whole.
+    CHECK(ErrorMessage(add) == "cannot convert: no valid IP addresses");
+    CHECK(fx.Links(c1) == kOnlyLo);  // the link is rolled back
+  }
+  TearDown(fx, {c1}, {"mst0"});
+}
+
 TEST_CASE("macvlan: the master in the container (linkInContainer)", "[netns][macvlan]") {
   NetnsFixture fx;
   std::string c1 = fx.AddNetns("c1");

@@ -111,6 +111,14 @@ TEST_CASE("host-local: ADD, CHECK, DEL, GC and STATUS at every version", "[host-
     CHECK((check.exit_code == 0) == has_check);
     RunResult check_other = Call("CHECK", "nobody", conf);
     CHECK(check_other.exit_code != 0);
+    if (has_check) {
+      // No reservation: a failed check (upstream's generic 999), not code 3,
+      // which would tell the runtime the container is unknown and that it
+      // need not clean up with DEL.
+      Json err = Json::parse(check_other.out);
+      CHECK(err["code"] == 999);
+      CHECK(err["msg"] == "host-local: Failed to find address added by container nobody");
+    }
 
     bool has_gc = v == "1.1.0";
     if (has_gc) {

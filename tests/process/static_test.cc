@@ -243,6 +243,11 @@ TEST_CASE("static: environment errors", "[static]") {
   c = Call("ADD", StaticConf("1.0.0"));
   c.netns = "/proc/self/ns/net";  // the plugin's own namespace
   RequireCniError(RunPlugin("static", c), 8);
+  // CNI_NETNS_OVERRIDE=1 (what upstream's test utilities set) lifts that refusal.
+  c.extra_env = {"CNI_NETNS_OVERRIDE=1"};
+  CHECK(RunPlugin("static", c).exit_code == 0);
+  c.extra_env = {"CNI_NETNS_OVERRIDE=0"};
+  RequireCniError(RunPlugin("static", c), 8);
 }
 
 TEST_CASE("static: VERSION and the about line", "[static]") {

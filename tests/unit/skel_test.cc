@@ -304,6 +304,36 @@ TEST_CASE("skel: CNI_NETNS naming the plugin's own namespace is error 8", "[skel
   CHECK(RunSkel(RecordingFuncs(rec), BaseEnv("DEL"), Conf("1.0.0"), own).rc == 0);
 }
 
+TEST_CASE("skel: CNI_NETNS_OVERRIDE \"1\" or \"true\" lifts the own-namespace refusal", "[skel]") {
+  cni::test::TempDir dir;
+  std::string own = dir.str() + "/own-ns";
+  FILE* f = fopen(own.c_str(), "w");
+  REQUIRE(f != nullptr);
+  fclose(f);
+  for (const char* cmd : {"ADD", "CHECK", "DEL"}) {
+    // The reference skel's values: "1", and "true" in any case.
+    for (const char* value : {"1", "true", "TRUE", "True"}) {
+      INFO(cmd << " CNI_NETNS_OVERRIDE=" << value);
+      Recorder rec;
+      auto env = BaseEnv(cmd);
+      env["CNI_NETNS"] = own;
+      env["CNI_NETNS_OVERRIDE"] = value;
+      CHECK(RunSkel(RecordingFuncs(rec), env, Conf("1.0.0"), own).rc == 0);
+      CHECK(rec.calls == std::vector<std::string>{cmd});
+    }
+    // Anything else keeps the refusal, as upstream.
+    for (const char* value : {"", "0", "false", "yes"}) {
+      INFO(cmd << " CNI_NETNS_OVERRIDE=" << value);
+      Recorder rec;
+      auto env = BaseEnv(cmd);
+      env["CNI_NETNS"] = own;
+      env["CNI_NETNS_OVERRIDE"] = value;
+      RequireError(RunSkel(RecordingFuncs(rec), env, Conf("1.0.0"), own), 8);
+      CHECK(rec.calls.empty());
+    }
+  }
+}
+
 TEST_CASE("skel: handler errors carry their CNI code, message and details", "[skel]") {
   cni::PluginFuncs f;
   f.add = [](const cni::CmdArgs&) -> absl::StatusOr<cni::Result> {

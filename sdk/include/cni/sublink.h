@@ -106,7 +106,8 @@ struct AddSpec {
 };
 
 // The whole ADD: master, MTU bound, link (temporary name, then CNI_IFNAME),
-// arp_notify, IPAM addresses and routes, result (interfaces[0] is the link).
+// arp_notify and ndisc_notify, IPAM addresses and routes, result (interfaces[0]
+// is the link).
 // Any failure deletes the link and releases the IPAM lease.
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 

@@ -38,11 +38,17 @@ std::string What(const MacvlanSpec& spec) {
 
 absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec) {
   const uint32_t mode = static_cast<uint32_t>(spec.mode);
+  const uint32_t bc_queue_len = spec.bc_queue_len;
   return internal::BuildKindRequest(
       "macvlan",
       {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .mac = &spec.mac,
        .netns = spec.netns},
-      [mode](nl_msg* m) { return nla_put_u32(m, IFLA_MACVLAN_MODE, mode); }, What(spec));
+      [mode, bc_queue_len](nl_msg* m) {
+        int rc = nla_put_u32(m, IFLA_MACVLAN_MODE, mode);
+        if (rc >= 0 && bc_queue_len > 0) rc = nla_put_u32(m, IFLA_MACVLAN_BC_QUEUE_LEN, bc_queue_len);
+        return rc;
+      },
+      What(spec));
 }
 
 absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {

@@ -41,7 +41,7 @@ TEST_CASE("bridge config: defaults", "[bridge]") {
   REQUIRE(c.ok());
   CHECK(c->bridge == "cni0");
   CHECK_FALSE(c->is_gateway);
-  CHECK(c->preserve_default_vlan);
+  CHECK_FALSE(c->preserve_default_vlan);  // upstream's default since 1.8.0
   CHECK(c->vlan == 0);
   CHECK(c->trunk.empty());
   CHECK_FALSE(c->vlan_filtering());
@@ -66,7 +66,6 @@ TEST_CASE("bridge config: invalid values are code 7 before anything happens", "[
       {R"("vlan":-1)", R"({"type":"static"})", "invalid VLAN ID -1"},
       {R"("hairpinMode":true,"promiscMode":true)", R"({"type":"static"})", "hairpin mode and promiscuous"},
       {R"("disableContainerInterface":true)", R"({"type":"static"})", "disableContainerInterface"},
-      {R"("vlan":5,"vlanTrunk":[{"id":6}])", R"({"type":"static"})", "vlan and vlanTrunk"},
       {R"("vlanTrunk":[{"minID":10}])", R"({"type":"static"})", "maxID is missing"},
       {R"("vlanTrunk":[{"minID":10,"maxID":5}])", R"({"type":"static"})", "minID is greater"},
       {R"("vlanTrunk":[{"id":0}])", R"({"type":"static"})", "incorrect trunk id"},
@@ -188,18 +187,42 @@ TEST_CASE("bridge: gateways and the default route", "[bridge]") {
 }
 
 TEST_CASE("bridge: VLAN plan", "[bridge]") {
+  // An access port: its VLAN, and VLAN 1 removed unless preserveDefaultVlan.
   Config c;
   c.vlan = 100;
   cni::bridge::VlanPlan p = cni::bridge::PlanVlans(c);
-  CHECK_FALSE(p.remove_default);
+  CHECK(p.remove_default);
   CHECK(p.untagged_pvid == std::vector<int>{100});
-  c.preserve_default_vlan = false;
-  CHECK(cni::bridge::PlanVlans(c).remove_default);
+  CHECK(p.tagged.empty());
+  c.preserve_default_vlan = true;
+  CHECK_FALSE(cni::bridge::PlanVlans(c).remove_default);
+  // A trunk without "vlan": native VLAN 1 (pvid, untagged), also when VLAN 1
+  // was removed first.
   Config t;
   t.trunk = {5, 6};
-  t.preserve_default_vlan = false;
   p = cni::bridge::PlanVlans(t);
   CHECK(p.remove_default);
-  CHECK(p.untagged_pvid.empty());
+  CHECK(p.untagged_pvid == std::vector<int>{1});
   CHECK(p.tagged == std::vector<int>{5, 6});
+  // A trunk with "vlan": that is its native VLAN.
+  t.vlan = 20;
+  p = cni::bridge::PlanVlans(t);
+  CHECK(p.untagged_pvid == std::vector<int>{20});
+  CHECK(p.tagged == std::vector<int>{5, 6});
+  // No VLAN keys: nothing to do, VLAN 1 untouched.
+  p = cni::bridge::PlanVlans(Config{});
+  CHECK_FALSE(p.remove_default);
+  CHECK(p.untagged_pvid.empty());
+  CHECK(p.tagged.empty());
+}
+
+TEST_CASE("bridge config: vlan and vlanTrunk together make a trunk with a native VLAN", "[bridge]") {
+  absl::StatusOr<Config> c = Parse(R"("vlan":20,"vlanTrunk":[{"id":30},{"minID":40,"maxID":41}])");
+  REQUIRE(c.ok());
+  CHECK(c->vlan == 20);
+  CHECK(c->trunk == std::vector<int>{30, 40, 41});
+  CHECK(c->vlan_filtering());
+  absl::StatusOr<Config> kept = Parse(R"("vlanTrunk":[{"id":30}],"preserveDefaultVlan":true)");
+  REQUIRE(kept.ok());
+  CHECK(kept->preserve_default_vlan);
 }

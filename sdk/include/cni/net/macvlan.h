@@ -1,6 +1,7 @@
 // macvlan links through an rtnetlink socket.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,11 @@ struct MacvlanSpec {
   MacvlanMode mode = MacvlanMode::kBridge;  // IFLA_MACVLAN_MODE
   int mtu = 0;                        // 0: inherit the master's
   std::optional<MacAddress> mac;      // none: random, chosen by the kernel
+  // IFLA_MACVLAN_BC_QUEUE_LEN: the length of the queue that carries the
+  // master's broadcast and multicast frames to its macvlans (the kernel uses
+  // the largest any macvlan of the master asks for). 0: not sent, the
+  // kernel's default (1000). Kernels before 5.11 ignore the attribute.
+  uint32_t bc_queue_len = 0;
   // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
   // next to its master.
   const Netns* netns = nullptr;
