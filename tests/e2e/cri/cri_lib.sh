@@ -1,0 +1,245 @@
+# Helpers of the CRI end-to-end tests (sourced by tests/e2e/cri/*_test.sh).
+#
+# Each test script is run as `bash <script> <plugin-dir>` and starts with
+#   source cri_lib.sh; e2e_main "$@"
+# then writes its CNI configuration lists into $NETD and calls cri_start.
+#
+# One script is one Kubernetes node: containerd 1.6 with its CRI plugin,
+# driven by our own CRI client (cri_client.py over gRPC, as kubelet drives
+# it), inside the private network and mount namespace of tests/e2e/lib.sh.
+# Everything the node has is private: containerd's root and state under the
+# private /var/lib and /run, its socket, its CNI configuration directory, the
+# CNI cache and host-local reservations (/var/lib/cni), the pod netns pins
+# (/run/netns). The machine's containerd, if any, is never touched: ours has
+# its own configuration file and socket. The sandbox ("pause") image is
+# busybox-static's sleep, built here as a docker archive and imported; nothing
+# is pulled.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+E2E_TOOLS="containerd containerd-shim-runc-v2 ctr runc protoc busybox curl unshare nsenter nft ip"
+E2E_SETUP=cri_setup
+CRI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Debian's python, whatever python3 comes first in PATH: python3-grpcio and
+# python3-protobuf are installed for it.
+CRI_PYTHON=/usr/bin/python3
+PAUSE_IMAGE=localhost/e2e-pause:1
+# CNI configuration lists the node loads (max_conf_num of them, by name).
+MAX_CONF_NUM=${MAX_CONF_NUM:-1}
+
+cri_setup() {
+  e2e_private_dirs
+  "$CRI_PYTHON" -c 'import grpc, google.protobuf' 2>/dev/null ||
+    fail "python3-grpcio or python3-protobuf is missing (scripts/bootstrap)"
+  NETD=$W/net.d
+  SOCK=/run/e2e/containerd.sock
+  CRI_SERVERS=()
+  CONTAINERD_PID=
+  trap cri_teardown EXIT
+  mkdir -p $W/pb
+  protoc -I "$CRI_DIR" --python_out=$W/pb "$CRI_DIR/cri_subset.proto"
+  pause_image
+  cat >$W/containerd.toml <<EOF
+version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+# Only what a CRI node needs: no snapshotters but overlayfs and native, no
+# tracing, no metrics endpoint.
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+
+[grpc]
+  address = "$SOCK"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  disable_apparmor = true
+  # Sandboxes get an oom_score_adj no lower than containerd's own: lowering it
+  # needs CAP_SYS_RESOURCE, which a CI container may lack.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$E2E_PLUGIN_DIR"
+    conf_dir = "$NETD"
+    max_conf_num = $MAX_CONF_NUM
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+EOF
+}
+
+# The sandbox image: /bin/sleep (busybox-static) as a docker archive
+# (manifest.json, the config, one layer), which `ctr images import` reads.
+pause_image() {
+  local root=$W/pause-root img=$W/pause-img diff cfg
+  mkdir -p $root/bin $img
+  cp /bin/busybox $root/bin/busybox
+  ln -s busybox $root/bin/sleep
+  tar -C $root -cf $img/layer.tar .
+  diff=$(sha256sum $img/layer.tar | cut -d' ' -f1)
+  printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":["/bin/sleep","2147483647"],"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    "$(dpkg --print-architecture)" "$diff" >$img/config.json
+  cfg=$(sha256sum $img/config.json | cut -d' ' -f1)
+  mv $img/config.json $img/$cfg.json
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$PAUSE_IMAGE" \
+    >$img/manifest.json
+  tar -C $img -cf $W/pause.tar .
+}
+
+# Starts the node's containerd (again, after cri_stop_containerd) and waits
+# until its CRI plugin says the runtime and the network are ready (a
+# configuration list in $NETD). The first start imports the sandbox image.
+cri_start() {
+  containerd --config $W/containerd.toml >>$W/containerd.log 2>&1 &
+  CONTAINERD_PID=$!
+  local try
+  for try in $(seq 100); do
+    [[ -S $SOCK ]] && break
+    kill -0 $CONTAINERD_PID 2>/dev/null || { tail -20 $W/containerd.log >&2; fail "containerd exited"; }
+    sleep 0.1
+  done
+  [[ -S $SOCK ]] || fail "containerd did not open $SOCK in 10 s"
+  if [[ -z ${CRI_IMAGE_DONE:-} ]]; then
+    ctr -a $SOCK -n k8s.io images import --snapshotter overlayfs $W/pause.tar >/dev/null
+    CRI_IMAGE_DONE=1
+  fi
+  cri wait
+}
+
+# Stops containerd the way a service manager does (SIGTERM); the pods' shims
+# and sandboxes keep running, as on a node during an upgrade.
+cri_stop_containerd() {
+  [[ -n $CONTAINERD_PID ]] || return 0
+  kill -TERM $CONTAINERD_PID 2>/dev/null || true
+  wait $CONTAINERD_PID 2>/dev/null || true
+  CONTAINERD_PID=
+  rm -f $SOCK
+}
+
+# The CRI client on this node: cri <command> [args] (see cri_client.py).
+cri() {
+  CRI_PB_DIR=$W/pb CRI_CGROUP_PARENT=/$CNI_E2E_CGROUP "$CRI_PYTHON" "$CRI_DIR/cri_client.py" $SOCK "$@"
+}
+
+# A pod: pod <name> [--port proto:pod-port:host-port]... prints its sandbox id.
+pod() { cri run "$@"; }
+pod_ips() { cri status "$1" ips; }
+pod_ip() { local ips; ips=$(pod_ips "$1"); echo "${ips%% *}"; }
+pod_netns() { cri status "$1" netns; }
+# A command in the pod's network namespace (the sandbox's, as a container of
+# the pod would have it): in_pod <id> <command...>
+in_pod() {
+  local ns
+  ns=$(pod_netns "$1")
+  shift
+  nsenter --net="$ns" "$@"
+}
+
+# Serves $PAGE on port 80 of the pod (busybox httpd in its netns), as a
+# container of the pod would; stopped by pod_remove or the teardown.
+pod_serve() {
+  local ns
+  ns=$(pod_netns "$1")
+  mkdir -p $W/www
+  echo "$PAGE" >$W/www/index.html
+  nsenter --net="$ns" busybox httpd -f -p 80 -h $W/www &
+  CRI_SERVERS+=($!)
+  # Until it listens.
+  local try
+  for try in $(seq 50); do
+    nsenter --net="$ns" busybox netstat -ltn 2>/dev/null | grep -q ':80 ' && return 0
+    sleep 0.1
+  done
+  fail "the server in pod $1 does not listen"
+}
+
+# Fetches the page from the pod's netns: pod_fetch <id> <ip> <port>
+pod_fetch() { in_pod "$1" curl -sS -g -m 5 "http://$(url_host "$2"):$3/"; }
+
+# Kills the servers this script started (by their pids).
+stop_servers() {
+  local pid
+  for pid in "${CRI_SERVERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${CRI_SERVERS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  CRI_SERVERS=()
+}
+
+# StopPodSandbox then RemovePodSandbox, as kubelet does for a deleted pod.
+pod_remove() {
+  local id
+  stop_servers
+  for id in "$@"; do
+    cri stop "$id"
+    cri rm "$id"
+  done
+}
+
+# After RemovePodSandbox: nothing of the given pods (sandbox ids, addresses)
+# is left on the node: no link or veth, no rule or per-pod chain, no
+# host-local reservation or cached result (tests/e2e/lib.sh expect_gone), no
+# netns pin or nsfs mount, no address in legacy iptables either, and
+# containerd has forgotten them.
+expect_clean() {
+  local what=$1 x
+  shift
+  expect_gone "$what" "$@"
+  if compgen -G "/run/netns/cni-*" >/dev/null; then
+    ls -l /run/netns >&2
+    fail "$what: a pod's netns pin is left"
+  fi
+  if grep -q ' nsfs ' /proc/self/mountinfo && grep ' nsfs ' /proc/self/mountinfo | grep -qv 'e2e-out'; then
+    grep ' nsfs ' /proc/self/mountinfo >&2
+    fail "$what: a netns mount is left"
+  fi
+  local legacy listed
+  legacy=$({ iptables-legacy-save; ip6tables-legacy-save; } 2>/dev/null || true)
+  listed=$(cri list)
+  for x in "$@"; do
+    ! grep -qF -- "$x" <<<"$legacy" || fail "$what: $x is in a legacy iptables rule"
+    ! grep -qF -- "$x" <<<"$listed" || fail "$what: containerd still lists $x"
+  done
+  echo "ok: $what: no pin, no nsfs mount, no legacy rule, not listed"
+}
+
+# Every pod removed (as kubelet's GC would), containerd stopped, its shims
+# gone (they exit when their sandbox is deleted), then the cgroup parent.
+cri_teardown() {
+  local rc=$? id
+  stop_servers
+  if [[ -n $CONTAINERD_PID ]]; then
+    for id in $(cri list 2>/dev/null); do
+      cri stop "$id" 2>/dev/null || true
+      cri rm "$id" 2>/dev/null || true
+    done
+  fi
+  if ((rc != 0)) && [[ -f $W/containerd.log ]]; then
+    echo "-- containerd's log (the last 30 lines):" >&2
+    tail -30 $W/containerd.log >&2
+  fi
+  cri_stop_containerd
+  # A shim whose sandbox could not be deleted is ended by its pid: only
+  # processes of this private network namespace are looked at.
+  local me p try
+  me=$(readlink /proc/self/ns/net)
+  for try in $(seq 50); do
+    local shims=()
+    for p in /proc/[0-9]*; do
+      [[ $(readlink "$p/ns/net" 2>/dev/null) == "$me" ]] || continue
+      grep -qa containerd-shim "$p/cmdline" 2>/dev/null && shims+=("${p#/proc/}")
+    done
+    ((${#shims[@]} == 0)) && break
+    ((try == 50)) && kill -KILL "${shims[@]}" 2>/dev/null
+    sleep 0.1
+  done
+  if [[ -n ${E2E_OUTSIDE:-} ]]; then
+    local pid
+    for pid in $(ip netns pids e2e-out 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+  fi
+  e2e_remove_cgroup_parent
+  exit "$rc"
+}
