@@ -4,8 +4,9 @@
 Usage: cri_client.py <socket> <command> [args]
   wait                      until the runtime and its network report ready
   version                   the runtime's name and version
-  run <name> [--port P:C:H[:IP]]...   RunPodSandbox; prints the sandbox id
-                            (P is tcp, udp or sctp; C the pod's port, H the host's)
+  run <name> [--port P:C:H[:IP]]... [--annotation K=V]...
+                            RunPodSandbox; prints the sandbox id (P is tcp, udp
+                            or sctp; C the pod's port, H the host's)
   status <id> <field>       one field of PodSandboxStatus (verbose):
                             state, ips (all, the primary first), netns, pid
   list                      the ids of every sandbox, one a line
@@ -54,18 +55,25 @@ def parse_port(text):
 
 
 def run(rt, args):
-    name, ports = args[0], []
+    name, ports, annotations = args[0], [], {}
     rest = args[1:]
     while rest:
-        if rest[0] != "--port" or len(rest) < 2:
+        if len(rest) < 2:
+            raise SystemExit(f"{rest[0]!r} needs a value")
+        if rest[0] == "--port":
+            ports.append(parse_port(rest[1]))
+        elif rest[0] == "--annotation":
+            key, _, value = rest[1].partition("=")
+            annotations[key] = value
+        else:
             raise SystemExit(f"unknown argument {rest[0]!r}")
-        ports.append(parse_port(rest[1]))
         rest = rest[2:]
     config = cri.PodSandboxConfig(
         metadata=cri.PodSandboxMetadata(name=name, uid=f"uid-{name}", namespace="e2e"),
         hostname=name,
         port_mappings=ports,
         labels={"app": name},
+        annotations=annotations,
         linux=cri.LinuxPodSandboxConfig(
             cgroup_parent=os.environ.get("CRI_CGROUP_PARENT", ""),
             security_context=cri.LinuxSandboxSecurityContext(
