@@ -179,31 +179,47 @@ pod_remove() {
   done
 }
 
+# The node as it is now (tests/e2e/lib.sh host_state), for expect_clean to
+# compare with while other pods are still up.
+node_baseline() { host_state >$W/baseline; }
+
 # After RemovePodSandbox: nothing of the given pods (sandbox ids, addresses)
-# is left on the node: no link or veth, no rule or per-pod chain, no
-# host-local reservation or cached result (tests/e2e/lib.sh expect_gone), no
-# netns pin or nsfs mount, no address in legacy iptables either, and
-# containerd has forgotten them.
+# is left on the node. With no node_baseline: no link or veth, no rule or
+# per-pod chain, no host-local reservation or cached result at all
+# (tests/e2e/lib.sh expect_gone); with one, the node's links, rules and CNI
+# files are exactly as they were then and none names the pods. Either way one
+# netns pin and nsfs mount per pod containerd still lists, no address of
+# theirs in legacy iptables, and containerd has forgotten them.
 expect_clean() {
   local what=$1 x
   shift
-  expect_gone "$what" "$@"
-  if compgen -G "/run/netns/cni-*" >/dev/null; then
-    ls -l /run/netns >&2
-    fail "$what: a pod's netns pin is left"
+  if [[ -f $W/baseline ]]; then
+    local now
+    now=$(host_state)
+    if [[ $now != "$(cat $W/baseline)" ]]; then
+      diff $W/baseline <(echo "$now") >&2 || true
+      fail "$what: the node is not as it was before the pod (above: < before, > after)"
+    fi
+    for x in "$@"; do
+      ! grep -qF -- "$x" <<<"$now" || fail "$what: $x is still there"
+    done
+    echo "ok: $what: links, rules and CNI files as before the pod, none of the $# ids and addresses"
+  else
+    expect_gone "$what" "$@"
   fi
-  if grep -q ' nsfs ' /proc/self/mountinfo && grep ' nsfs ' /proc/self/mountinfo | grep -qv 'e2e-out'; then
-    grep ' nsfs ' /proc/self/mountinfo >&2
-    fail "$what: a netns mount is left"
-  fi
-  local legacy listed
+  local legacy listed pods pins mounts
   legacy=$({ iptables-legacy-save; ip6tables-legacy-save; } 2>/dev/null || true)
   listed=$(cri list)
   for x in "$@"; do
     ! grep -qF -- "$x" <<<"$legacy" || fail "$what: $x is in a legacy iptables rule"
     ! grep -qF -- "$x" <<<"$listed" || fail "$what: containerd still lists $x"
   done
-  echo "ok: $what: no pin, no nsfs mount, no legacy rule, not listed"
+  pods=$(grep -c . <<<"$listed" || true)
+  pins=$(compgen -G "/run/netns/cni-*" | wc -l || true)
+  mounts=$(grep ' nsfs ' /proc/self/mountinfo | grep -c '/cni-' || true)
+  ((pins == pods)) || { ls -l /run/netns >&2; fail "$what: $pins netns pins for $pods pods"; }
+  ((mounts == pods)) || { grep ' nsfs ' /proc/self/mountinfo >&2; fail "$what: $mounts netns mounts for $pods pods"; }
+  echo "ok: $what: one netns pin and mount per pod left ($pods), no legacy rule, not listed"
 }
 
 # Every pod removed (as kubelet's GC would), containerd stopped, its shims
