@@ -95,20 +95,25 @@ pause_image() {
 # until its CRI plugin says the runtime and the network are ready (a
 # configuration list in $NETD). The first start imports the sandbox image.
 cri_start() {
-  containerd --config $W/containerd.toml >>$W/containerd.log 2>&1 &
-  CONTAINERD_PID=$!
-  local try
-  for try in $(seq 100); do
-    [[ -S $SOCK ]] && break
-    kill -0 $CONTAINERD_PID 2>/dev/null || { tail -20 $W/containerd.log >&2; fail "containerd exited"; }
-    sleep 0.1
-  done
-  [[ -S $SOCK ]] || fail "containerd did not open $SOCK in 10 s"
+  containerd_up || { tail -20 $W/containerd.log >&2; fail "containerd did not open $SOCK in 10 s"; }
   if [[ -z ${CRI_IMAGE_DONE:-} ]]; then
     ctr -a $SOCK -n k8s.io images import --snapshotter overlayfs $W/pause.tar >/dev/null
     CRI_IMAGE_DONE=1
   fi
   cri wait
+}
+
+# Starts containerd and waits for its socket (10 s at most).
+containerd_up() {
+  containerd --config $W/containerd.toml >>$W/containerd.log 2>&1 &
+  CONTAINERD_PID=$!
+  local try
+  for try in $(seq 100); do
+    [[ -S $SOCK ]] && return 0
+    kill -0 $CONTAINERD_PID 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
 }
 
 # Stops containerd the way a service manager does (SIGTERM); the pods' shims
@@ -130,7 +135,13 @@ cri() {
 pod() { cri run "$@"; }
 pod_ips() { cri status "$1" ips; }
 pod_ip() { local ips; ips=$(pod_ips "$1"); echo "${ips%% *}"; }
-pod_netns() { cri status "$1" netns; }
+# The pod's netns path, kept in a file (commands run in subshells) for when
+# containerd is down.
+pod_netns() {
+  local f=$W/netns.$1
+  [[ -s $f ]] || cri status "$1" netns >$f
+  cat $f
+}
 # A command in the pod's network namespace (the sandbox's, as a container of
 # the pod would have it): in_pod <id> <command...>
 in_pod() {
@@ -222,11 +233,16 @@ expect_clean() {
   echo "ok: $what: one netns pin and mount per pod left ($pods), no legacy rule, not listed"
 }
 
-# Every pod removed (as kubelet's GC would), containerd stopped, its shims
-# gone (they exit when their sandbox is deleted), then the cgroup parent.
+# Every pod removed (as kubelet's GC would; containerd is started again if a
+# failure left it stopped), containerd stopped, its shims gone (they exit when
+# their sandbox is deleted), whatever is left in the cgroup parent killed,
+# then the cgroup parent removed.
 cri_teardown() {
   local rc=$? id
   stop_servers
+  if [[ -z $CONTAINERD_PID && -n ${CRI_IMAGE_DONE:-} ]]; then
+    containerd_up || true
+  fi
   if [[ -n $CONTAINERD_PID ]]; then
     for id in $(cri list 2>/dev/null); do
       cri stop "$id" 2>/dev/null || true
@@ -255,6 +271,16 @@ cri_teardown() {
   if [[ -n ${E2E_OUTSIDE:-} ]]; then
     local pid
     for pid in $(ip netns pids e2e-out 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+  fi
+  # Sandboxes containerd could not remove live on in their own network
+  # namespaces, out of e2e_main's sight: they are in this script's cgroup
+  # parent, and only there.
+  local procs
+  procs=$(find /sys/fs/cgroup -maxdepth 4 -path "*/$CNI_E2E_CGROUP/*" -name cgroup.procs \
+            -exec cat {} + 2>/dev/null | sort -u)
+  if [[ -n $procs ]]; then
+    echo "teardown: killing sandbox processes left in the cgroup parent: $procs" >&2
+    kill -KILL $procs 2>/dev/null || true
   fi
   e2e_remove_cgroup_parent
   exit "$rc"
