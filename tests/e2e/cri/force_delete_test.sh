@@ -44,7 +44,10 @@ echo "pods: doomed ${doomed:0:12} $doomed4 $doomed6, stays ${stays:0:12} $stays4
 pod_serve $doomed
 expect_page "outside -> the doomed pod's hostPort" ip netns exec e2e-out curl -sS -m 5 http://$HOST_ADDR:8080/
 stop_servers
-nft -s list ruleset | grep -qF "$doomed4" || fail "no rule names the doomed pod's address before the test"
+# What the DEL must remove is there (so the check after it can fail).
+[[ -f /var/lib/cni/networks/k8s-pod-network/$doomed4 ]] || fail "no reservation of $doomed4"
+rules=$({ nft -s list ruleset; iptables-save; } 2>/dev/null)
+grep -qF "$doomed4" <<<"$rules" || fail "no rule names the doomed pod's address"
 
 step "the doomed pod's netns disappears"
 ns=$(pod_netns $doomed)
