@@ -17,7 +17,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-E2E_TOOLS="containerd containerd-shim-runc-v2 ctr runc protoc busybox curl unshare nsenter nft ip"
+E2E_TOOLS="containerd containerd-shim-runc-v2 ctr runc protoc busybox curl unshare nsenter nft ip tc"
 E2E_SETUP=cri_setup
 CRI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Debian's python, whatever python3 comes first in PATH: python3-grpcio and
