@@ -39,7 +39,7 @@ machine_state() {
   echo "## files"
   local d
   for d in /etc/cni /etc/containers /run/cni /var/lib/cni /var/lib/containers /run/containers \
-           /run/libpod /run/netns /var/lib/containerd /run/containerd /run/flannel; do
+           /run/libpod /run/netns /var/lib/containerd /run/containerd /opt/containerd /run/flannel; do
     [[ -e $d ]] && find "$d" -printf '%p %s\n' 2>/dev/null | sort
   done
   ls /dev/shm | grep libpod || true

@@ -52,6 +52,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [grpc]
   address = "$SOCK"
 
+# Its default, /opt/containerd, is on the machine.
+[plugins."io.containerd.internal.v1.opt"]
+  path = "/var/lib/containerd/opt"
+
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   stream_server_address = "127.0.0.1"
