@@ -204,7 +204,9 @@ node_baseline() { host_state >$W/baseline; }
 # (tests/e2e/lib.sh expect_gone); with one, the node's links, rules and CNI
 # files are exactly as they were then and none names the pods. Either way one
 # netns pin and nsfs mount per pod containerd still lists, no address of
-# theirs in legacy iptables, and containerd has forgotten them.
+# theirs in the node's addresses, routes (ptp's host routes) or legacy
+# iptables, and containerd has forgotten them. (Neighbour entries are the
+# kernel's: they age out, no plugin owns them.)
 expect_clean() {
   local what=$1 x
   shift
@@ -216,25 +218,30 @@ expect_clean() {
       fail "$what: the node is not as it was before the pod (above: < before, > after)"
     fi
     for x in "$@"; do
-      ! grep -qF -- "$x" <<<"$now" || fail "$what: $x is still there"
+      ! grep -qwF -- "$x" <<<"$now" || fail "$what: $x is still there"
     done
     echo "ok: $what: links, rules and CNI files as before the pod, none of the $# ids and addresses"
   else
     expect_gone "$what" "$@"
   fi
-  local legacy listed pods pins mounts
+  local legacy listed pods pins mounts routes
   legacy=$({ iptables-legacy-save; ip6tables-legacy-save; } 2>/dev/null || true)
+  routes=$(ip -o addr show; ip -4 route show table all; ip -6 route show table all)
   listed=$(cri list)
   for x in "$@"; do
-    ! grep -qF -- "$x" <<<"$legacy" || fail "$what: $x is in a legacy iptables rule"
-    ! grep -qF -- "$x" <<<"$listed" || fail "$what: containerd still lists $x"
+    ! grep -qwF -- "$x" <<<"$legacy" || fail "$what: $x is in a legacy iptables rule"
+    if grep -qwF -- "$x" <<<"$routes"; then
+      grep -wF -- "$x" <<<"$routes" >&2
+      fail "$what: $x is in the node's addresses or routes"
+    fi
+    ! grep -qwF -- "$x" <<<"$listed" || fail "$what: containerd still lists $x"
   done
   pods=$(grep -c . <<<"$listed" || true)
   pins=$(compgen -G "/run/netns/cni-*" | wc -l || true)
   mounts=$(grep ' nsfs ' /proc/self/mountinfo | grep -c '/cni-' || true)
   ((pins == pods)) || { ls -l /run/netns >&2; fail "$what: $pins netns pins for $pods pods"; }
   ((mounts == pods)) || { grep ' nsfs ' /proc/self/mountinfo >&2; fail "$what: $mounts netns mounts for $pods pods"; }
-  echo "ok: $what: one netns pin and mount per pod left ($pods), no legacy rule, not listed"
+  echo "ok: $what: one netns pin and mount per pod left ($pods); no address, route or legacy rule; not listed"
 }
 
 # Every pod removed (as kubelet's GC would; containerd is started again if a
