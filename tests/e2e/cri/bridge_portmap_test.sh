@@ -3,7 +3,7 @@
 # and portmap for hostPorts, as kubeadm's and containerd's example lists
 # have it. Three pods at once get distinct addresses, reach each other, and
 # the one with a hostPort (PodSandboxConfig.port_mappings, handed to portmap
-# by containerd) is reached on the node's address from outside the node and
+# by containerd) and a web server container is reached on the node's address from outside the node and
 # from the node itself. Removing the pods leaves nothing of them.
 source "$(dirname "$0")/cri_lib.sh"
 e2e_main "$@"
@@ -56,7 +56,8 @@ echo "ok: three distinct addresses"
 echo "ok: the address containerd reports is on the pod's eth0"
 
 step "traffic"
-pod_serve ${ID[web]}
+# The server is a container of the pod, created and started through CRI.
+pod_web_container ${ID[web]}
 expect_page "pod a -> pod web" pod_fetch ${ID[a]} ${IP[web]} 80
 expect_page "pod b -> pod web" pod_fetch ${ID[b]} ${IP[web]} 80
 in_pod ${ID[a]} ping -c1 -W2 ${IP[b]} >/dev/null || fail "pod a cannot ping pod b"

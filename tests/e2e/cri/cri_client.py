@@ -7,6 +7,9 @@ Usage: cri_client.py <socket> <command> [args]
   run <name> [--port P:C:H[:IP]]... [--annotation K=V]...
                             RunPodSandbox; prints the sandbox id (P is tcp, udp
                             or sctp; C the pod's port, H the host's)
+  container <id> <image> <command...>
+                            CreateContainer and StartContainer in pod <id>;
+                            prints the container id
   status <id> <field>       one field of PodSandboxStatus (verbose):
                             state, ips (all, the primary first), netns, pid
   list                      the ids of every sandbox, one a line
@@ -54,6 +57,24 @@ def parse_port(text):
     return mapping
 
 
+def kubelet_namespaces():
+    # As kubelet asks for a pod: network and IPC shared, PID per container.
+    return cri.NamespaceOption(network=cri.POD, pid=cri.CONTAINER, ipc=cri.POD)
+
+
+def sandbox_config(name, ports=(), annotations=None):
+    return cri.PodSandboxConfig(
+        metadata=cri.PodSandboxMetadata(name=name, uid=f"uid-{name}", namespace="e2e"),
+        hostname=name,
+        port_mappings=ports,
+        labels={"app": name},
+        annotations=annotations or {},
+        linux=cri.LinuxPodSandboxConfig(
+            cgroup_parent=os.environ.get("CRI_CGROUP_PARENT", ""),
+            security_context=cri.LinuxSandboxSecurityContext(
+                namespace_options=kubelet_namespaces())))
+
+
 def run(rt, args):
     name, ports, annotations = args[0], [], {}
     rest = args[1:]
@@ -68,20 +89,30 @@ def run(rt, args):
         else:
             raise SystemExit(f"unknown argument {rest[0]!r}")
         rest = rest[2:]
-    config = cri.PodSandboxConfig(
-        metadata=cri.PodSandboxMetadata(name=name, uid=f"uid-{name}", namespace="e2e"),
-        hostname=name,
-        port_mappings=ports,
-        labels={"app": name},
-        annotations=annotations,
-        linux=cri.LinuxPodSandboxConfig(
-            cgroup_parent=os.environ.get("CRI_CGROUP_PARENT", ""),
-            security_context=cri.LinuxSandboxSecurityContext(
-                namespace_options=cri.NamespaceOption(
-                    network=cri.POD, pid=cri.CONTAINER, ipc=cri.POD))))
-    reply = rt.call("RunPodSandbox", cri.RunPodSandboxRequest(config=config),
+    reply = rt.call("RunPodSandbox",
+                    cri.RunPodSandboxRequest(config=sandbox_config(name, ports, annotations)),
                     cri.RunPodSandboxResponse)
     print(reply.pod_sandbox_id)
+
+
+def container(rt, sandbox_id, image, command):
+    # kubelet hands the sandbox's config again; ours is rebuilt from its name.
+    pod = rt.call("PodSandboxStatus", cri.PodSandboxStatusRequest(pod_sandbox_id=sandbox_id),
+                  cri.PodSandboxStatusResponse).status
+    config = cri.ContainerConfig(
+        metadata=cri.ContainerMetadata(name=os.path.basename(command[0])),
+        image=cri.ImageSpec(image=image),
+        command=command,
+        linux=cri.LinuxContainerConfig(
+            security_context=cri.LinuxContainerSecurityContext(
+                namespace_options=kubelet_namespaces())))
+    created = rt.call("CreateContainer",
+                      cri.CreateContainerRequest(pod_sandbox_id=sandbox_id, config=config,
+                                                 sandbox_config=sandbox_config(pod.metadata.name)),
+                      cri.CreateContainerResponse)
+    rt.call("StartContainer", cri.StartContainerRequest(container_id=created.container_id),
+            cri.StartContainerResponse)
+    print(created.container_id)
 
 
 def status(rt, sandbox_id, field):
@@ -136,6 +167,8 @@ def main(argv):
         print(v.runtime_name, v.runtime_version, v.runtime_api_version)
     elif command == "run":
         run(rt, args)
+    elif command == "container":
+        container(rt, args[0], args[1], args[2:])
     elif command == "status":
         status(rt, args[0], args[1])
     elif command == "list":

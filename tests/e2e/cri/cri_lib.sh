@@ -11,9 +11,10 @@
 # private /var/lib and /run, its socket, its CNI configuration directory, the
 # CNI cache and host-local reservations (/var/lib/cni), the pod netns pins
 # (/run/netns). The machine's containerd, if any, is never touched: ours has
-# its own configuration file and socket. The sandbox ("pause") image is
-# busybox-static's sleep, built here as a docker archive and imported; nothing
-# is pulled.
+# its own configuration file and socket. The one image, the sandbox ("pause")
+# image and the containers' alike, is busybox-static (sleep as its entry
+# point, the page under /www), built here as a docker archive and imported;
+# nothing is pulled.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -23,7 +24,7 @@ CRI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Debian's python, whatever python3 comes first in PATH: python3-grpcio and
 # python3-protobuf are installed for it.
 CRI_PYTHON=/usr/bin/python3
-PAUSE_IMAGE=localhost/e2e-pause:1
+CRI_IMAGE=localhost/e2e-busybox:1
 # CNI configuration lists the node loads (max_conf_num of them, by name).
 MAX_CONF_NUM=${MAX_CONF_NUM:-1}
 
@@ -38,7 +39,7 @@ cri_setup() {
   trap cri_teardown EXIT
   mkdir -p $W/pb
   protoc -I "$CRI_DIR" --python_out=$W/pb "$CRI_DIR/cri_subset.proto"
-  pause_image
+  cri_image
   cat >$W/containerd.toml <<EOF
 version = 2
 root = "/var/lib/containerd"
@@ -57,7 +58,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   path = "/var/lib/containerd/opt"
 
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+  sandbox_image = "$CRI_IMAGE"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
@@ -77,22 +78,26 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 EOF
 }
 
-# The sandbox image: /bin/sleep (busybox-static) as a docker archive
-# (manifest.json, the config, one layer), which `ctr images import` reads.
-pause_image() {
-  local root=$W/pause-root img=$W/pause-img diff cfg
-  mkdir -p $root/bin $img
+# The image: busybox-static with its applets, $PAGE in /www, /bin/sleep as
+# the entry point (the sandbox's), as a docker archive (manifest.json, the
+# config, one layer), which `ctr images import` reads.
+cri_image() {
+  local root=$W/image-root img=$W/image diff cfg a
+  mkdir -p $root/bin $root/www $root/tmp $img
   cp /bin/busybox $root/bin/busybox
-  ln -s busybox $root/bin/sleep
+  for a in $(/bin/busybox --list); do
+    [[ $a == busybox ]] || ln -s busybox "$root/bin/$a"
+  done
+  echo "$PAGE" >$root/www/index.html
   tar -C $root -cf $img/layer.tar .
   diff=$(sha256sum $img/layer.tar | cut -d' ' -f1)
   printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":["/bin/sleep","2147483647"],"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
     "$(dpkg --print-architecture)" "$diff" >$img/config.json
   cfg=$(sha256sum $img/config.json | cut -d' ' -f1)
   mv $img/config.json $img/$cfg.json
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$PAUSE_IMAGE" \
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$CRI_IMAGE" \
     >$img/manifest.json
-  tar -C $img -cf $W/pause.tar .
+  tar -C $img -cf $W/image.tar .
 }
 
 # Starts the node's containerd (again, after cri_stop_containerd) and waits
@@ -101,7 +106,7 @@ pause_image() {
 cri_start() {
   containerd_up || { tail -20 $W/containerd.log >&2; fail "containerd did not open $SOCK in 10 s"; }
   if [[ -z ${CRI_IMAGE_DONE:-} ]]; then
-    ctr -a $SOCK -n k8s.io images import --snapshotter overlayfs $W/pause.tar >/dev/null
+    ctr -a $SOCK -n k8s.io images import --snapshotter overlayfs $W/image.tar >/dev/null
     CRI_IMAGE_DONE=1
   fi
   cri wait
@@ -155,8 +160,26 @@ in_pod() {
   nsenter --net="$ns" "$@"
 }
 
-# Serves $PAGE on port 80 of the pod (busybox httpd in its netns), as a
-# container of the pod would; stopped by pod_remove or the teardown.
+# Until something listens on the pod's TCP port 80 (5 s at most).
+pod_wait_listen() {
+  local try
+  for try in $(seq 50); do
+    in_pod "$1" busybox netstat -ltn 2>/dev/null | grep -q ':80 ' && return 0
+    sleep 0.1
+  done
+  fail "nothing listens on port 80 of pod $1"
+}
+
+# Serves $PAGE on port 80 of the pod from a container of the pod (CRI's
+# CreateContainer and StartContainer: busybox httpd); StopPodSandbox stops it.
+pod_web_container() {
+  cri container "$1" $CRI_IMAGE /bin/httpd -f -p 80 -h /www >/dev/null
+  pod_wait_listen "$1"
+}
+
+# Serves $PAGE on port 80 of the pod from its netns (busybox httpd run with
+# nsenter), as a container of the pod would; stopped by pod_remove or the
+# teardown.
 pod_serve() {
   local ns
   ns=$(pod_netns "$1")
@@ -164,13 +187,7 @@ pod_serve() {
   echo "$PAGE" >$W/www/index.html
   nsenter --net="$ns" busybox httpd -f -p 80 -h $W/www &
   CRI_SERVERS+=($!)
-  # Until it listens.
-  local try
-  for try in $(seq 50); do
-    nsenter --net="$ns" busybox netstat -ltn 2>/dev/null | grep -q ':80 ' && return 0
-    sleep 0.1
-  done
-  fail "the server in pod $1 does not listen"
+  pod_wait_listen "$1"
 }
 
 # Fetches the page from the pod's netns: pod_fetch <id> <ip> <port>
