@@ -45,7 +45,7 @@ version = 2
 root = "/var/lib/containerd"
 state = "/run/containerd"
 # Only what a CRI node needs: no snapshotters but overlayfs and native, no
-# tracing, no metrics endpoint.
+# tracing.
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
   "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
