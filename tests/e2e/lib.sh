@@ -1,4 +1,5 @@
-# Helpers shared by the podman end-to-end tests (sourced by tests/e2e/*_test.sh).
+# Helpers shared by the podman end-to-end tests (sourced by tests/e2e/*_test.sh)
+# and, for e2e_main and the checks, by the CRI tier (tests/e2e/cri).
 #
 # Each test script is run as `bash <script> <plugin-dir>` and starts with
 #   source lib.sh; e2e_main "$@"
@@ -38,7 +39,7 @@ machine_state() {
   echo "## files"
   local d
   for d in /etc/cni /etc/containers /run/cni /var/lib/cni /var/lib/containers /run/containers \
-           /run/libpod /run/netns; do
+           /run/libpod /run/netns /var/lib/containerd /run/containerd /opt/containerd /run/flannel; do
     [[ -e $d ]] && find "$d" -printf '%p %s\n' 2>/dev/null | sort
   done
   ls /dev/shm | grep libpod || true
@@ -50,17 +51,22 @@ machine_state() {
   true
 }
 
+# The tools a tier needs and its setup inside the private namespace: podman's
+# here; the CRI tier (tests/e2e/cri/cri_lib.sh) sets its own before e2e_main.
+E2E_TOOLS=${E2E_TOOLS:-podman runc conmon busybox curl unshare nft ip}
+E2E_SETUP=${E2E_SETUP:-e2e_setup}
+
 # Entry point: outside, check and wrap; inside, set up and return to the script.
 e2e_main() {
   [[ $# -ge 1 ]] || fail "usage: $0 <plugin-dir>"
   E2E_PLUGIN_DIR=$(cd "$1" && pwd)
   if [[ -n ${CNI_E2E_INSIDE:-} ]]; then
-    e2e_setup
+    $E2E_SETUP
     return 0
   fi
-  [[ $(id -u) -eq 0 ]] || fail "needs root (podman with the CNI backend, private namespaces)"
+  [[ $(id -u) -eq 0 ]] || fail "needs root (a container runtime on our plugins, private namespaces)"
   local tool
-  for tool in podman runc conmon busybox curl unshare nft ip; do
+  for tool in $E2E_TOOLS; do
     command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/bootstrap)"
   done
   [[ -x /bin/busybox ]] || fail "/bin/busybox (busybox-static) is missing"
@@ -91,7 +97,9 @@ e2e_main() {
   exit "$rc"
 }
 
-e2e_setup() {
+# The private state every tier needs: tmpfs on the directories runtimes and
+# CNI write to, the plugins somewhere that stays visible, lo up. Sets W.
+e2e_private_dirs() {
   readlink /proc/self/ns/net >&3
   exec 3>&-
   local d
@@ -111,8 +119,13 @@ e2e_setup() {
   chmod 1777 /tmp /var/tmp /dev/shm
   ip link set lo up
   W=/run/e2e
-  mkdir -p $W/net.d $W/tmp $W/libpod $W/storage $W/runroot /var/lib/cni
+  mkdir -p $W/net.d $W/tmp /var/lib/cni
   export TMPDIR=$W/tmp
+}
+
+e2e_setup() {
+  e2e_private_dirs
+  mkdir -p $W/libpod $W/storage $W/runroot
   E2E_CGROUP_PARENT=/$CNI_E2E_CGROUP
   cat >$W/containers.conf <<EOF
 [containers]
@@ -157,6 +170,13 @@ e2e_teardown() {
   fi
   # runc removed each container's cgroup; conmon's (<parent>/conmon) and the
   # parent stay. They are empty once the last conmon has exited.
+  e2e_remove_cgroup_parent
+  exit "$rc"
+}
+
+# Removes the tier's cgroup parent ($CNI_E2E_CGROUP, every hierarchy) once
+# what is left in it is empty (waits up to 5 s).
+e2e_remove_cgroup_parent() {
   local c try
   for try in $(seq 50); do
     for c in /sys/fs/cgroup/"$CNI_E2E_CGROUP" /sys/fs/cgroup/*/"$CNI_E2E_CGROUP"; do
@@ -166,7 +186,6 @@ e2e_teardown() {
       compgen -G "/sys/fs/cgroup/*/$CNI_E2E_CGROUP" >/dev/null || break
     sleep 0.1
   done
-  exit "$rc"
 }
 
 # The one image: busybox-static and its applets, imported as "e2e-busybox".
