@@ -1,10 +1,13 @@
 #include "firewall.h"
 
+#include <net/if.h>
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"
 #include "cni/hash.h"
+#include "cni/net/link.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
 #include "firewalld.h"
@@ -32,11 +35,30 @@ const char* PolicyName(IngressPolicy p) {
 
 // The ingress policies isolate bridges: they need the bridge, which the
 // bridge plugin reports as prevResult's first interface (upstream's rule).
+// Upstream takes that interface whatever it is: after ptp (a host veth
+// first) it writes isolation rules per veth, which no other container
+// shares and no DEL removes. So the interface must be a host link (no
+// sandbox) whose kind is bridge: one netlink look-up, before any change.
 absl::Status NeedBridge(const Config& c) {
-  if (c.ingress_policy == IngressPolicy::kOpen || !c.bridge.empty()) return absl::OkStatus();
-  return Error(ErrorCode::kInvalidNetworkConfig,
-               absl::StrCat("firewall: interface needs to be set for ingress policy \"", PolicyName(c.ingress_policy),
-                            "\", make sure to chain \"firewall\" plugin with \"bridge\""));
+  if (c.ingress_policy == IngressPolicy::kOpen) return absl::OkStatus();
+  auto refuse = [&](absl::string_view why) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 absl::StrCat("firewall: interface needs to be set for ingress policy \"", PolicyName(c.ingress_policy),
+                              "\", make sure to chain \"firewall\" plugin with \"bridge\"", why));
+  };
+  if (c.bridge.empty()) return refuse("");
+  const Interface& first = c.prev_result->interfaces.front();
+  const std::string what = absl::StrCat(": prevResult's first interface \"", c.bridge, "\"");
+  if (!first.sandbox.empty()) return refuse(absl::StrCat(what, " is in the container"));
+  if (c.bridge.size() >= IFNAMSIZ) return refuse(absl::StrCat(what, " is too long for a link name"));
+  ASSIGN_OR_RETURN(net::NetlinkSocket nl, net::NetlinkSocket::Open());
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(nl, c.bridge);
+  if (absl::IsNotFound(link.status())) return refuse(absl::StrCat(what, " is not a link of the host"));
+  RETURN_IF_ERROR(link.status());
+  if (link->kind != "bridge") {
+    return refuse(absl::StrCat(what, " is a ", link->kind.empty() ? "device" : link->kind, ", not a bridge"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // plugin's reason to exist); bridged frames meet FORWARD too (br_netfilter).
 // The firewalld backend is tested against a real firewalld in
 // firewalld_test.cc.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "cni/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
@@ -306,6 +308,7 @@ TEST_CASE("firewall: without the plugin's rules FORWARD's DROP policy holds", "[
 
 TEST_CASE("firewall: iptables isolation chains are upstream's", "[netns][firewall]") {
   NetnsFixture fx;
+  MustExec(fx, "", {"ip", "link", "add", "cnia", "type", "bridge"});  // an ingress policy needs the bridge
   Json keys = {{"backend", "iptables"}, {"ingressPolicy", "isolated"}};
   std::string conf = FirewallConf(keys, PrevResult({"10.61.0.2/24"}));
   MustSucceed(Fw("ADD", conf, "c1"));
@@ -421,9 +424,24 @@ TEST_CASE("firewall: bad input gets the right code and changes nothing", "[netns
 
 TEST_CASE("firewall: a failed ADD takes its rules back", "[netns][firewall]") {
   NetnsFixture fx;
-  // The bridge name is too long for iptables' -i: the ingress policy fails
-  // after the address rules went in; they must go again.
-  Json prev = PrevResult({"10.61.0.2/24"}, "averyveryverylongbridgename");
+  MustExec(fx, "", {"ip", "link", "add", "cnia", "type", "bridge"});
+  // The ingress policy fails after the address rules went in (they must go
+  // again): a chain of the isolation stages jumps back to stage 1 already,
+  // so stage 1's jump to stage 2 would close a loop, which the kernel
+  // refuses.
+  MustExecLines(fx, "", "iptables -N CNI-ISOLATION-STAGE-1\n"
+                        "iptables -N CNI-ISOLATION-STAGE-2\n"
+                        "iptables -A CNI-ISOLATION-STAGE-2 -j CNI-ISOLATION-STAGE-1\n"
+                        "nft add table ip cni_firewall\n"
+                        "nft add chain ip cni_firewall forward { type filter hook forward priority 0 ; }\n"
+                        "nft add chain ip cni_firewall admin\n"
+                        "nft add chain ip cni_firewall isolation_stage_1\n"
+                        "nft add chain ip cni_firewall isolation_stage_2\n"
+                        "nft add chain ip cni_firewall cni_forward\n"
+                        "nft add rule ip cni_firewall forward jump isolation_stage_1\n"
+                        "nft add rule ip cni_firewall forward jump cni_forward\n"
+                        "nft add rule ip cni_firewall isolation_stage_2 jump isolation_stage_1\n");
+  Json prev = PrevResult({"10.61.0.2/24"});
   for (const std::string backend : {"iptables", "nftables"}) {
     RunResult r = Fw("ADD", FirewallConf({{"backend", backend}, {"ingressPolicy", "same-bridge"}}, prev), "c1");
     INFO(backend << ": " << Describe(r));
@@ -431,6 +449,58 @@ TEST_CASE("firewall: a failed ADD takes its rules back", "[netns][firewall]") {
     CHECK(Mentioning(IptRules(fx), "10.61.0.2").empty());
     CHECK(!absl::StrContains(fx.Exec("", {"nft", "list", "table", "ip", "cni_firewall"}).out, "10.61.0.2"));
   }
+  MustExecLines(fx, "", "nft delete table ip cni_firewall\n"
+                        "iptables -F CNI-ISOLATION-STAGE-2\n"
+                        "iptables -X CNI-ISOLATION-STAGE-2\n"
+                        "iptables -X CNI-ISOLATION-STAGE-1\n");
+  // A bridge name iptables refuses never gets that far (see the next test).
+  RunResult longname = Fw("ADD", FirewallConf({{"backend", "iptables"}, {"ingressPolicy", "same-bridge"}},
+                                              PrevResult({"10.61.0.2/24"}, "averyveryverylongbridgename")),
+                          "c1");
+  CHECK(ErrorCode(longname) == 7);
+  CHECK(Mentioning(IptRules(fx), "10.61.0.2").empty());
+  MustExec(fx, "", {"ip", "link", "del", "cnia"});
+  INFO(absl::StrJoin(fx.Leftovers(), ", "));
+  CHECK(fx.Leftovers().empty());
+}
+
+TEST_CASE("firewall: an ingress policy after ptp (no bridge first) is code 7 and changes nothing",
+          "[netns][firewall]") {
+  NetnsFixture fx;
+  TempDir ipam;
+  const std::string ctr = fx.AddNetns("ctr");
+  std::string ptp = NetConf("1.0.0", "neta", "ptp", {{"ipam", HostLocalIpam(ipam, {"10.61.0.0/24"})}}).dump();
+  RunResult ptp_add = CallPlugin("ptp", "ADD", ptp, ctr, "c1");
+  MustSucceed(ptp_add, "ptp ADD");
+  // iptables-save's rules and chains, without its dated comments.
+  auto ipt_state = [&] {
+    std::string out;
+    for (const char* save : {"iptables-save", "ip6tables-save"}) {
+      for (absl::string_view line : absl::StrSplit(fx.Exec("", {save}).out, '\n')) {
+        if (!absl::StartsWith(line, "#")) absl::StrAppend(&out, line, "\n");
+      }
+    }
+    return out;
+  };
+  const std::string before_ipt = ipt_state();
+  const std::string before_nft = fx.Exec("", {"nft", "list", "ruleset"}).out;
+  for (const std::string backend : {"iptables", "nftables"}) {
+    for (const std::string policy : {"same-bridge", "isolated"}) {
+      Json c = NetConf("1.0.0", "neta", "firewall", {{"backend", backend}, {"ingressPolicy", policy}});
+      RunResult add = CallPlugin("firewall", "ADD", WithPrevResult(c.dump(), ptp_add.out), ctr, "c1");
+      INFO(backend << " " << policy << ": " << Describe(add));
+      CHECK(ErrorCode(add) == 7);
+      CHECK(absl::StrContains(ErrorMessage(add), "make sure to chain \"firewall\" plugin with \"bridge\""));
+      CHECK(absl::StrContains(ErrorMessage(add), "is a veth, not a bridge"));
+      // Nothing changed on the host: no rule, no record.
+      CHECK(ipt_state() == before_ipt);
+      CHECK(fx.Exec("", {"nft", "list", "ruleset"}).out == before_nft);
+      CHECK(!std::filesystem::exists("/run/cni/firewall"));
+    }
+  }
+  MustSucceed(CallPlugin("ptp", "DEL", ptp, ctr, "c1"), "ptp DEL");
+  fx.DelNetns(ctr);
+  INFO(absl::StrJoin(fx.Leftovers(), ", "));
   CHECK(fx.Leftovers().empty());
 }
 
