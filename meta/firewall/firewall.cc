@@ -10,7 +10,8 @@
 #include "cni/net/link.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
-#include "firewalld.h"
+#include "firewalld_helper.h"
+#include "system_bus.h"
 
 namespace cni::firewall {
 namespace {
@@ -67,19 +68,25 @@ std::string Owner::RecordPrefix(const std::string& network) { return HashWithPre
 
 std::string Owner::RecordKey() const { return absl::StrCat(RecordPrefix(network), container_id, "-", ifname); }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf) {
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args) {
   switch (kind) {
     case BackendKind::kIptables: return MakeIptablesBackend(nf);
     case BackendKind::kNftables: return MakeNftablesBackend(nf);
-    case BackendKind::kFirewalld: return MakeFirewalldBackend(nf);
+    case BackendKind::kFirewalld: {
+      ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
+      return MakeFirewalldBackend(nf, helper);
+    }
     case BackendKind::kAuto: break;
   }
   // Upstream's order: firewalld when it runs (asked only when there is a
   // system bus at all: a stat, so hosts without D-Bus pay nothing), else
-  // iptables when installed, else our nftables table.
+  // iptables when installed, else our nftables table. Without the helper
+  // nobody can tell whether firewalld runs: code 50, rather than rules in
+  // iptables that firewalld's zones may override.
   if (firewalld::SystemBusPresent()) {
-    absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
-    if (bus.ok() && bus->FirewalldRunning()) return MakeFirewalldBackend(nf);
+    ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
+    absl::StatusOr<bool> running = helper.FirewalldRunning();
+    if (running.ok() && *running) return MakeFirewalldBackend(nf, helper);
   }
   if (fw::IptablesAvailable(false)) return MakeIptablesBackend(nf);
   return MakeNftablesBackend(nf);
@@ -89,7 +96,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   RETURN_IF_ERROR(NeedBridge(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
   const Owner owner = OwnerOf(args, c);
   // A failed ADD leaves nothing of the container's (the ingress policy's
   // per-bridge rules are shared, and stay, as upstream's do).
@@ -103,9 +110,13 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
 absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
   const Config& c = t.config;
   LazyNetfilter nf;
-  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf);
-  // firewalld not running: its runtime sources went with it.
-  if (!backend.ok() && c.backend == BackendKind::kFirewalld) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf, args);
+  // firewalld not running: its runtime sources went with it. But without
+  // the helper, on a host with a system bus, they may still be there.
+  if (!backend.ok() && c.backend == BackendKind::kFirewalld &&
+      !(CodeOf(backend.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable) && firewalld::SystemBusPresent())) {
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(backend.status());
   return (*backend)->Del(c, OwnerOf(args, c));
 }
@@ -113,7 +124,7 @@ absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
 absl::Status Check(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
   return backend->Check(c, OwnerOf(args, c));
 }
 
@@ -133,15 +144,17 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& t) {
   return JoinErrors(failures);
 }
 
-absl::Status Status(const CmdArgs&, const Config& c) {
+absl::Status Status(const CmdArgs& args, const Config& c) {
   auto unavailable = [](absl::string_view why) {
     return Error(ErrorCode::kPluginNotAvailable, absl::StrCat("firewall: ", why));
   };
   switch (c.backend) {
     case BackendKind::kFirewalld: {
-      absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
-      if (!bus.ok()) return unavailable(bus.status().message());
-      if (!bus->FirewalldRunning()) return unavailable("firewalld is not running");
+      absl::StatusOr<firewalld::Helper> helper = firewalld::Helper::Find(args);
+      if (!helper.ok()) return helper.status();  // code 50 already, and says so
+      absl::StatusOr<bool> running = helper->FirewalldRunning();
+      if (!running.ok()) return unavailable(running.status().message());
+      if (!*running) return unavailable("firewalld is not running");
       return absl::OkStatus();
     }
     case BackendKind::kIptables:

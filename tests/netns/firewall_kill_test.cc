@@ -152,7 +152,7 @@ int KillEverywhere(NetnsFixture& fx, const std::string& backend, bool fresh) {
 }  // namespace
 
 TEST_CASE("kill: firewall killed at every step of ADD on both backends, then DEL leaves nothing",
-          "[netns][kill][firewall]") {
+          "[netns][kill][firewall-kill]") {
   for (const std::string backend : {"iptables", "nftables"}) {
     for (const bool fresh : {false, true}) {
       DYNAMIC_SECTION(backend << (fresh ? ", fresh node" : ", chains in place")) {

@@ -4,6 +4,7 @@
 // host namespace and the machine's D-Bus and ruleset are never touched. What the
 // client did is checked with firewalld's own client (firewall-cmd), with the
 // nftables rules firewalld wrote, and with traffic the zone lets through or not.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -326,6 +327,45 @@ TEST_CASE("firewall plugin, auto backend: firewalld when it runs, else iptables"
     const std::string rules = MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"});
     CHECK(absl::StrContains(rules, "-s 10.88.0.2/32 -j ACCEPT"));
     MustSucceed(Plugin("DEL", conf, ctr), "DEL");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
+  }
+  TearDown(fx, {ctr});
+}
+
+TEST_CASE("firewall plugin without its firewalld helper: code 50 wherever firewalld may be asked",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  const std::string ctr = fx.AddNetns("ctr");
+  // The plugin alone, as a user who copied only it: CNI_PATH is its directory.
+  TempDir alone;
+  std::filesystem::copy_file(PluginDir() + "/firewall", alone.str() + "/firewall");
+  auto call = [&](const std::string& command, const Json& keys) {
+    return CallPlugin("firewall", command, PluginConf(ctr, keys), ctr, "ctr-fw-1", {.dir = alone.str()});
+  };
+  const Json firewalld = {{"backend", "firewalld"}};
+  const Json automatic = {{"backend", ""}};
+  SECTION("a system bus: firewalld may run") {
+    FirewalldFixture fw(fx);
+    for (const Json& keys : {firewalld, automatic}) {
+      for (const char* command : {"ADD", "DEL"}) {
+        RunResult r = call(command, keys);
+        INFO(keys.dump() << " " << command << ": " << Describe(r));
+        CHECK(ErrorCode(r) == 50);
+        CHECK(absl::StrContains(ErrorMessage(r), "firewall-firewalld"));
+      }
+    }
+    RunResult status = CallPlugin("firewall", "STATUS", NetConf("1.1.0", "fwnet", "firewall", firewalld).dump(), "", "",
+                                  {.ifname = "", .dir = alone.str()});
+    CHECK(ErrorCode(status) == 50);
+    CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
+    CHECK(MustExec(fx, "", {"iptables-save"}).find("10.88.0.2") == std::string::npos);
+  }
+  SECTION("no system bus: nothing of firewalld's can be there") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kNothing);
+    MustSucceed(call("DEL", firewalld), "DEL, backend firewalld");
+    MustSucceed(call("ADD", automatic), "ADD, auto backend: iptables");
+    CHECK(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "-s 10.88.0.2/32 -j ACCEPT"));
+    MustSucceed(call("DEL", automatic), "DEL, auto backend");
     CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
   }
   TearDown(fx, {ctr});
