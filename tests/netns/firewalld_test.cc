@@ -370,3 +370,44 @@ TEST_CASE("firewall plugin without its firewalld helper: code 50 wherever firewa
   }
   TearDown(fx, {ctr});
 }
+
+TEST_CASE("firewall plugin, backend firewalld: GC of one network leaves every zone source alone",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  FirewalldFixture fw(fx);
+  const std::string ctr = fx.AddNetns("ctr");
+  auto conf = [&](const std::string& net, const std::string& address) {
+    Json prev = {{"cniVersion", "1.0.0"},
+                 {"interfaces", Json::array({{{"name", "cni0"}}, {{"name", "eth0"}, {"sandbox", ctr}}})},
+                 {"ips", Json::array({{{"address", address}, {"interface", 1}}})}};
+    return NetConf("1.0.0", net, "firewall", {{"backend", "firewalld"}}, prev).dump();
+  };
+  auto gc = [&](const std::string& net, const Json& valid) {
+    Json c = NetConf("1.1.0", net, "firewall", {{"backend", "firewalld"}});
+    c["cni.dev/valid-attachments"] = valid;
+    MustSucceed(CallPlugin("firewall", "GC", c.dump(), "", "", {.ifname = ""}), "GC of " + net);
+  };
+  // Network A: a1 and a2; network B: b1, and a2's second interface.
+  MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.2/16"), ctr, "a1"), "ADD a1");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.3/16"), ctr, "a2"), "ADD a2");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.2/16"), ctr, "b1"), "ADD b1");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")), "ADD a2 eth1");
+  const std::string zones = FirewalldChain(fx, "filter_INPUT_ZONES");
+  const std::string ruleset = MustExec(fx, "", {"nft", "list", "ruleset"});
+  gc("neta", Json::array({{{"containerID", "a2"}, {"ifname", "eth0"}}}));
+  gc("neta", Json::array());
+  // Zone sources carry no owner: none can be told stale, B's least of all.
+  for (const char* source : {"10.88.0.2/32", "10.88.0.3/32", "10.89.0.2/32", "10.89.0.3/32"}) {
+    INFO(source);
+    CHECK(ZoneOfSource(fw, source) == "trusted");
+  }
+  CHECK(FirewalldChain(fx, "filter_INPUT_ZONES") == zones);
+  CHECK(MustExec(fx, "", {"nft", "list", "ruleset"}) == ruleset);
+  // DEL removes them.
+  MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.2/16"), ctr, "a1"), "DEL a1");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.3/16"), ctr, "a2"), "DEL a2");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.2/16"), ctr, "b1"), "DEL b1");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")), "DEL a2 eth1");
+  CHECK(ZoneOfSource(fw, "10.89.0.2/32") == "no zone");
+  TearDown(fx, {ctr});
+}
