@@ -10,6 +10,7 @@
 #include "cni/net/link.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
+#include "bus_probe.h"
 #include "firewalld_helper.h"
 #include "system_bus.h"
 
@@ -80,10 +81,11 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfi
   }
   // Upstream's order: firewalld when it runs (asked only when there is a
   // system bus at all: a stat, so hosts without D-Bus pay nothing), else
-  // iptables when installed, else our nftables table. Without the helper
-  // nobody can tell whether firewalld runs: code 50, rather than rules in
-  // iptables that firewalld's zones may override.
-  if (firewalld::SystemBusPresent()) {
+  // iptables when installed, else our nftables table. The plugin asks the
+  // bus itself (bus_probe.h); the helper only when firewalld runs or the
+  // answer was not clear. Then, without the helper: code 50, rather than
+  // rules in iptables that firewalld's zones may override.
+  if (firewalld::SystemBusPresent() && firewalld::ProbeFirewalld() != firewalld::Probe::kNotRunning) {
     ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
     absl::StatusOr<bool> running = helper.FirewalldRunning();
     if (running.ok() && *running) return MakeFirewalldBackend(nf, helper);

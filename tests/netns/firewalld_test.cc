@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/json.h"
+#include "bus_probe.h"
 #include "firewalld.h"
 #include "support/cni_call.h"
 #include "support/firewalld_fixture.h"
@@ -197,6 +198,32 @@ TEST_CASE("firewalld: SystemBusPresent looks for the bus socket, DBUS_SYSTEM_BUS
   }
 }
 
+TEST_CASE("firewalld: the plugin's own probe tells whether firewalld owns its name, as sd-bus does",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  using fwd::Probe;
+  SECTION("firewalld up, then stopped") {
+    FirewalldFixture fw(fx);
+    CHECK(fwd::ProbeFirewalld() == Probe::kRunning);
+    fw.StopFirewalld();
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+  }
+  SECTION("only dbus-daemon") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kBusOnly);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+    // The same bus named with escapes; an address it does not speak.
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=%2frun%2fdbus%2Fsystem_bus_socket,guid=0123", 1);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", "tcp:host=127.0.0.1,port=1", 1);
+    CHECK(fwd::ProbeFirewalld() == Probe::kCannotTell);
+    unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+  }
+  SECTION("no bus") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kNothing);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+  }
+}
+
 TEST_CASE("firewalld: the zone of the source decides whether a container's connection is accepted",
           "[netns][firewall][firewalld]") {
   NetnsFixture fx;
@@ -359,6 +386,15 @@ TEST_CASE("firewall plugin without its firewalld helper: code 50 wherever firewa
     CHECK(ErrorCode(status) == 50);
     CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
     CHECK(MustExec(fx, "", {"iptables-save"}).find("10.88.0.2") == std::string::npos);
+  }
+  SECTION("a system bus without firewalld: the plugin asks the bus itself") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kBusOnly);
+    MustSucceed(call("ADD", automatic), "ADD, auto backend: iptables");
+    CHECK(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "-s 10.88.0.2/32 -j ACCEPT"));
+    MustSucceed(call("DEL", automatic), "DEL, auto backend");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
+    // The backend named: the helper is needed to remove sources.
+    CHECK(ErrorCode(call("DEL", firewalld)) == 50);
   }
   SECTION("no system bus: nothing of firewalld's can be there") {
     FirewalldFixture fw(fx, FirewalldFixture::Start::kNothing);
