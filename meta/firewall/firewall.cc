@@ -115,8 +115,8 @@ absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
   absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf, args);
   // firewalld not running: its runtime sources went with it. But without
   // the helper, on a host with a system bus, they may still be there.
-  if (!backend.ok() && c.backend == BackendKind::kFirewalld &&
-      !(CodeOf(backend.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable) && firewalld::SystemBusPresent())) {
+  const bool no_helper = CodeOf(backend.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable);
+  if (!backend.ok() && c.backend == BackendKind::kFirewalld && !(no_helper && firewalld::SystemBusPresent())) {
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(backend.status());

@@ -167,7 +167,9 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
 class IptablesBackend final : public Backend {
  public:
   explicit IptablesBackend(LazyNetfilter& nf)
-      : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)), intents_(AddressIntents::ForCurrentNetns()) {}
+      : nf_(nf),
+        store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)),
+        intents_(AddressIntents::ForCurrentNetns()) {}
 
   absl::Status Add(const Config& c, const Owner& o) override {
     const std::string key = o.RecordKey();

@@ -100,7 +100,8 @@ void FreshNode(const NetnsFixture& fx) {
 int KillEverywhere(NetnsFixture& fx, const std::string& backend, bool fresh) {
   const std::string add_conf = Conf(backend, kAddresses);
   const std::string del_conf = Conf(backend, {});
-  const KilledCall call{.plugin = "firewall", .conf = add_conf, .netns = "/var/run/netns/none", .container = kContainer};
+  const KilledCall call{
+      .plugin = "firewall", .conf = add_conf, .netns = "/var/run/netns/none", .container = kContainer};
   // A bystander of the same network whose rules must outlive every DEL.
   if (!fresh) MustSucceed(Fw("ADD", Conf(backend, kBystander), "ctr-bystander"), "bystander ADD");
   int kills = 0;
@@ -161,6 +162,7 @@ TEST_CASE("kill: firewall killed at every step of ADD on both backends, then DEL
         WARN("firewall (" << backend << (fresh ? ", fresh node" : "") << ") ADD: " << kills << " kill points");
         CHECK(kills > 10);
         INFO(absl::StrJoin(fx.Leftovers(), ", "));
+        CHECK(fx.Leftovers().empty());
       }
     }
   }

@@ -550,7 +550,9 @@ void Gc(const std::string& net, const std::string& backend,
         const std::vector<std::pair<std::string, std::string>>& valid) {
   Json gc = NetConf("1.1.0", net, "firewall", {{"backend", backend}});
   gc["cni.dev/valid-attachments"] = Json::array();
-  for (const auto& [id, ifname] : valid) gc["cni.dev/valid-attachments"].push_back({{"containerID", id}, {"ifname", ifname}});
+  for (const auto& [id, ifname] : valid) {
+    gc["cni.dev/valid-attachments"].push_back({{"containerID", id}, {"ifname", ifname}});
+  }
   MustSucceed(CallPlugin("firewall", "GC", gc.dump(), "", "", {.ifname = ""}), "GC of " + net);
 }
 

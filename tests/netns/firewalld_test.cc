@@ -427,7 +427,8 @@ TEST_CASE("firewall plugin, backend firewalld: GC of one network leaves every zo
   MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.2/16"), ctr, "a1"), "ADD a1");
   MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.3/16"), ctr, "a2"), "ADD a2");
   MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.2/16"), ctr, "b1"), "ADD b1");
-  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")), "ADD a2 eth1");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")),
+              "ADD a2 eth1");
   const std::string zones = FirewalldChain(fx, "filter_INPUT_ZONES");
   const std::string ruleset = MustExec(fx, "", {"nft", "list", "ruleset"});
   gc("neta", Json::array({{{"containerID", "a2"}, {"ifname", "eth0"}}}));
@@ -443,7 +444,8 @@ TEST_CASE("firewall plugin, backend firewalld: GC of one network leaves every zo
   MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.2/16"), ctr, "a1"), "DEL a1");
   MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.3/16"), ctr, "a2"), "DEL a2");
   MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.2/16"), ctr, "b1"), "DEL b1");
-  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")), "DEL a2 eth1");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")),
+              "DEL a2 eth1");
   CHECK(ZoneOfSource(fw, "10.89.0.2/32") == "no zone");
   TearDown(fx, {ctr});
 }
