@@ -17,8 +17,10 @@
 # bytes and never print protocol names, so no NSS module is ever loaded.
 #
 # DYNAMIC: for a plugin that needs a library Debian ships only as a shared
-# object (firewall: libsystemd's sd-bus). It still links libstdc++ and libgcc
-# statically, as the non-static build does.
+# object. It still links libstdc++ and libgcc statically, as the non-static
+# build does. No plugin needs it today: firewall, which talks to firewalld
+# through libsystemd's sd-bus, leaves that to a small dynamically linked
+# helper (meta/firewall/helper_main.cc) and stays a static PIE.
 function(cni_add_plugin name)
   cmake_parse_arguments(ARG "DYNAMIC" "" "SOURCES" ${ARGN})
   set(lib_sources ${ARG_SOURCES})

@@ -1,13 +1,18 @@
 #include "firewall.h"
 
+#include <net/if.h>
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"
 #include "cni/hash.h"
+#include "cni/net/link.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
-#include "firewalld.h"
+#include "bus_probe.h"
+#include "firewalld_helper.h"
+#include "system_bus.h"
 
 namespace cni::firewall {
 namespace {
@@ -32,11 +37,30 @@ const char* PolicyName(IngressPolicy p) {
 
 // The ingress policies isolate bridges: they need the bridge, which the
 // bridge plugin reports as prevResult's first interface (upstream's rule).
+// Upstream takes that interface whatever it is: after ptp (a host veth
+// first) it writes isolation rules per veth, which no other container
+// shares and no DEL removes. So the interface must be a host link (no
+// sandbox) whose kind is bridge: one netlink look-up, before any change.
 absl::Status NeedBridge(const Config& c) {
-  if (c.ingress_policy == IngressPolicy::kOpen || !c.bridge.empty()) return absl::OkStatus();
-  return Error(ErrorCode::kInvalidNetworkConfig,
-               absl::StrCat("firewall: interface needs to be set for ingress policy \"", PolicyName(c.ingress_policy),
-                            "\", make sure to chain \"firewall\" plugin with \"bridge\""));
+  if (c.ingress_policy == IngressPolicy::kOpen) return absl::OkStatus();
+  auto refuse = [&](absl::string_view why) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 absl::StrCat("firewall: interface needs to be set for ingress policy \"", PolicyName(c.ingress_policy),
+                              "\", make sure to chain \"firewall\" plugin with \"bridge\"", why));
+  };
+  if (c.bridge.empty()) return refuse("");
+  const Interface& first = c.prev_result->interfaces.front();
+  const std::string what = absl::StrCat(": prevResult's first interface \"", c.bridge, "\"");
+  if (!first.sandbox.empty()) return refuse(absl::StrCat(what, " is in the container"));
+  if (c.bridge.size() >= IFNAMSIZ) return refuse(absl::StrCat(what, " is too long for a link name"));
+  ASSIGN_OR_RETURN(net::NetlinkSocket nl, net::NetlinkSocket::Open());
+  absl::StatusOr<net::LinkInfo> link = net::LinkByName(nl, c.bridge);
+  if (absl::IsNotFound(link.status())) return refuse(absl::StrCat(what, " is not a link of the host"));
+  RETURN_IF_ERROR(link.status());
+  if (link->kind != "bridge") {
+    return refuse(absl::StrCat(what, " is a ", link->kind.empty() ? "device" : link->kind, ", not a bridge"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -45,19 +69,26 @@ std::string Owner::RecordPrefix(const std::string& network) { return HashWithPre
 
 std::string Owner::RecordKey() const { return absl::StrCat(RecordPrefix(network), container_id, "-", ifname); }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf) {
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args) {
   switch (kind) {
     case BackendKind::kIptables: return MakeIptablesBackend(nf);
     case BackendKind::kNftables: return MakeNftablesBackend(nf);
-    case BackendKind::kFirewalld: return MakeFirewalldBackend(nf);
+    case BackendKind::kFirewalld: {
+      ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
+      return MakeFirewalldBackend(nf, helper);
+    }
     case BackendKind::kAuto: break;
   }
   // Upstream's order: firewalld when it runs (asked only when there is a
   // system bus at all: a stat, so hosts without D-Bus pay nothing), else
-  // iptables when installed, else our nftables table.
-  if (firewalld::SystemBusPresent()) {
-    absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
-    if (bus.ok() && bus->FirewalldRunning()) return MakeFirewalldBackend(nf);
+  // iptables when installed, else our nftables table. The plugin asks the
+  // bus itself (bus_probe.h); the helper only when firewalld runs or the
+  // answer was not clear. Then, without the helper: code 50, rather than
+  // rules in iptables that firewalld's zones may override.
+  if (firewalld::SystemBusPresent() && firewalld::ProbeFirewalld() != firewalld::Probe::kNotRunning) {
+    ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
+    absl::StatusOr<bool> running = helper.FirewalldRunning();
+    if (running.ok() && *running) return MakeFirewalldBackend(nf, helper);
   }
   if (fw::IptablesAvailable(false)) return MakeIptablesBackend(nf);
   return MakeNftablesBackend(nf);
@@ -67,7 +98,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   RETURN_IF_ERROR(NeedBridge(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
   const Owner owner = OwnerOf(args, c);
   // A failed ADD leaves nothing of the container's (the ingress policy's
   // per-bridge rules are shared, and stay, as upstream's do).
@@ -81,9 +112,13 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
 absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
   const Config& c = t.config;
   LazyNetfilter nf;
-  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf);
-  // firewalld not running: its runtime sources went with it.
-  if (!backend.ok() && c.backend == BackendKind::kFirewalld) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf, args);
+  // firewalld not running: its runtime sources went with it. But without
+  // the helper, on a host with a system bus, they may still be there.
+  const bool no_helper = CodeOf(backend.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable);
+  if (!backend.ok() && c.backend == BackendKind::kFirewalld && !(no_helper && firewalld::SystemBusPresent())) {
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(backend.status());
   return (*backend)->Del(c, OwnerOf(args, c));
 }
@@ -91,7 +126,7 @@ absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
 absl::Status Check(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
   return backend->Check(c, OwnerOf(args, c));
 }
 
@@ -111,15 +146,17 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& t) {
   return JoinErrors(failures);
 }
 
-absl::Status Status(const CmdArgs&, const Config& c) {
+absl::Status Status(const CmdArgs& args, const Config& c) {
   auto unavailable = [](absl::string_view why) {
     return Error(ErrorCode::kPluginNotAvailable, absl::StrCat("firewall: ", why));
   };
   switch (c.backend) {
     case BackendKind::kFirewalld: {
-      absl::StatusOr<firewalld::Client> bus = firewalld::Client::Connect();
-      if (!bus.ok()) return unavailable(bus.status().message());
-      if (!bus->FirewalldRunning()) return unavailable("firewalld is not running");
+      absl::StatusOr<firewalld::Helper> helper = firewalld::Helper::Find(args);
+      if (!helper.ok()) return helper.status();  // code 50 already, and says so
+      absl::StatusOr<bool> running = helper->FirewalldRunning();
+      if (!running.ok()) return unavailable(running.status().message());
+      if (!*running) return unavailable("firewalld is not running");
       return absl::OkStatus();
     }
     case BackendKind::kIptables:

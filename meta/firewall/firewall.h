@@ -14,6 +14,7 @@
 #include "cni/skel.h"
 #include "cni/types.h"
 #include "config.h"
+#include "firewalld_helper.h"
 
 namespace cni::firewall {
 
@@ -62,11 +63,13 @@ class Backend {
 std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf);
 // nftables.cc: tables ip/ip6 cni_firewall.
 std::unique_ptr<Backend> MakeNftablesBackend(LazyNetfilter& nf);
-// firewalld_backend.cc: zone sources over D-Bus; the ingress policy through
-// iptables, as upstream.
-absl::StatusOr<std::unique_ptr<Backend>> MakeFirewalldBackend(LazyNetfilter& nf);
+// firewalld_backend.cc: zone sources over D-Bus, through the helper; the
+// ingress policy through iptables, as upstream. Code 11 when firewalld does
+// not run.
+absl::StatusOr<std::unique_ptr<Backend>> MakeFirewalldBackend(LazyNetfilter& nf, const firewalld::Helper& helper);
 
-// The backend a configuration names; for auto, the one the host has.
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf);
+// The backend a configuration names; for auto, the one the host has. `args`
+// tells where the firewalld helper may be (CNI_PATH) and the bus address.
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args);
 
 }  // namespace cni::firewall

@@ -1,7 +1,5 @@
 #include "firewalld.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,8 +18,6 @@
 
 namespace cni::firewall::firewalld {
 namespace {
-
-constexpr const char* kDefaultSystemBusSocket = "/run/dbus/system_bus_socket";
 
 constexpr const char* kBusName = "org.freedesktop.DBus";
 constexpr const char* kBusPath = "/org/freedesktop/DBus";
@@ -144,50 +140,7 @@ absl::Status CallError(absl::string_view what, const BusError& error, int r) {
   return Error(CodeFor(error, r), absl::StrCat("firewalld: ", what, ": ", error.Describe()));
 }
 
-// A D-Bus address value with its %XX escapes decoded.
-std::string Unescape(absl::string_view v) {
-  auto nibble = [](char c) {
-    return absl::ascii_isdigit(static_cast<unsigned char>(c)) ? c - '0' : absl::ascii_tolower(c) - 'a' + 10;
-  };
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '%' && i + 2 < v.size() && absl::ascii_isxdigit(static_cast<unsigned char>(v[i + 1])) &&
-        absl::ascii_isxdigit(static_cast<unsigned char>(v[i + 2]))) {
-      out.push_back(static_cast<char>(nibble(v[i + 1]) * 16 + nibble(v[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(v[i]);
-    }
-  }
-  return out;
-}
-
-bool IsSocket(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
 }  // namespace
-
-bool SystemBusPresent() {
-  // sd-bus reads the variable with secure_getenv too.
-  const char* env = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS");
-  if (env == nullptr || *env == '\0') return IsSocket(kDefaultSystemBusSocket);
-  // "transport:key=value,key=value;transport:..." — tried in order.
-  for (absl::string_view address : absl::StrSplit(env, ';', absl::SkipEmpty())) {
-    // tcp:, unixexec:, ...: no file to stat; connecting will tell.
-    if (!absl::ConsumePrefix(&address, "unix:")) return true;
-    bool has_path = false;
-    for (absl::string_view kv : absl::StrSplit(address, ',')) {
-      if (absl::ConsumePrefix(&kv, "path=")) {
-        has_path = true;
-        if (IsSocket(Unescape(kv))) return true;
-      }
-    }
-    if (!has_path) return true;  // unix:abstract=...: not in the file system
-  }
-  return false;
-}
 
 void Client::BusUnref::operator()(sd_bus* bus) const { Api().flush_close_unref(bus); }
 

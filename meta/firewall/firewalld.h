@@ -13,17 +13,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "system_bus.h"  // SystemBusPresent
 
 struct sd_bus;
 
 namespace cni::firewall::firewalld {
-
-// Whether a system bus socket exists at all (DBUS_SYSTEM_BUS_ADDRESS's
-// unix:path=, else /run/dbus/system_bus_socket): a stat, no connection. The
-// auto backend asks this first so that hosts without D-Bus pay nothing.
-// An address that cannot be checked by a stat (abstract socket, tcp) counts
-// as present: connecting will tell.
-bool SystemBusPresent();
 
 // One sd-bus connection to the system bus (RAII; movable, not copyable).
 class Client {

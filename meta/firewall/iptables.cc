@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -27,6 +28,7 @@
 #include "cni/fw/rule_record.h"
 #include "cni/status_macros.h"
 #include "firewall.h"
+#include "intents.h"
 #include "iptables_rules.h"
 
 namespace cni::firewall {
@@ -54,8 +56,9 @@ std::vector<std::string> AddressLines(const std::vector<net::IpPrefix>& addrs) {
   return lines;
 }
 
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
+template <typename T>
+bool Contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
 }
 
 // With iptables-nft: whether the shared part (both chains and both jumps)
@@ -163,41 +166,41 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
 
 class IptablesBackend final : public Backend {
  public:
-  explicit IptablesBackend(LazyNetfilter& nf) : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)) {}
+  explicit IptablesBackend(LazyNetfilter& nf)
+      : nf_(nf),
+        store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)),
+        intents_(AddressIntents::ForCurrentNetns()) {}
 
   absl::Status Add(const Config& c, const Owner& o) override {
-    const bool repeated = store_.Load(o.RecordKey()).has_value();
+    const std::string key = o.RecordKey();
+    // A repeated ADD, or one after an ADD that was killed, must not append
+    // its rules twice: only the snapshot sees which are there.
+    const bool repeated = store_.Load(key).has_value() || intents_.Has(key);
+    std::vector<net::IpPrefix> intended = intents_.Load(key);
+    for (const net::IpPrefix& a : c.addresses) {
+      if (!Contains(intended, a)) intended.push_back(a);
+    }
+    // Before the first rule: from here on, whatever stops this ADD leaves
+    // rules that DEL finds by these addresses.
+    RETURN_IF_ERROR(intents_.Save(key, intended), "recording the attachment's addresses");
     fw::RuleRecord record;
     for (bool v6 : {false, true}) {
       std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
       if (addrs.empty()) continue;
-      // A repeated ADD must not append its rules twice: only the snapshot
-      // sees which are there.
       bool done = false;
       if (!repeated) {
         ASSIGN_OR_RETURN(done, AddOverNetlink(nf_, c, v6, addrs, record));
       }
       if (!done) RETURN_IF_ERROR(AddFromSnapshot(c, v6, addrs), "adding iptables rules");
     }
-    // Saved also without handles (rules made from a snapshot): a repeated
-    // ADD must know that it is one.
-    store_.Save(o.RecordKey(), record);
+    // The handles, for a DEL that needs no snapshot. Saved also without
+    // handles (rules made from a snapshot): a repeated ADD must know that it
+    // is one.
+    store_.Save(key, record);
     return absl::OkStatus();
   }
 
-  absl::Status Del(const Config& c, const Owner& o) override {
-    const std::optional<fw::RuleRecord> record = store_.Load(o.RecordKey());
-    std::vector<absl::Status> failures;
-    for (bool v6 : {false, true}) {
-      if (DelRecorded(nf_, record, fw::IpFamily(v6))) continue;
-      std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
-      if (addrs.empty() || !fw::IptablesAvailable(v6)) continue;
-      if (absl::Status st = DelFromSnapshot(nf_, v6, addrs); !st.ok()) failures.push_back(st);
-    }
-    store_.Remove(o.RecordKey());
-    RETURN_IF_ERROR(JoinErrors(failures), "removing iptables rules");
-    return absl::OkStatus();
-  }
+  absl::Status Del(const Config& c, const Owner& o) override { return Teardown(o.RecordKey(), c.addresses, {}); }
 
   absl::Status Check(const Config& c, const Owner&) override {
     for (bool v6 : {false, true}) {
@@ -207,27 +210,65 @@ class IptablesBackend final : public Backend {
     return absl::OkStatus();
   }
 
-  // Upstream's rules carry no owner: only the recorded ones can be told
-  // apart. Those of `network`'s attachments not in `valid` go.
+  // Upstream's rules carry no owner: only ours, known by their records and
+  // intents, can be told apart. Those of `network`'s attachments not in
+  // `valid` go; an address that an attachment which stays (of any network)
+  // still claims is spared.
   absl::Status Gc(const std::string& network, const std::vector<Owner>& valid) override {
     std::vector<std::string> keep;
     for (const Owner& o : valid) keep.push_back(o.RecordKey());
     const std::string prefix = Owner::RecordPrefix(network);
+    std::vector<std::string> stale;
     for (const std::string& key : store_.RecordsNotIn(keep)) {
-      if (!absl::StartsWith(key, prefix)) continue;  // another network's
-      std::optional<fw::RuleRecord> record = store_.Load(key);
-      for (bool v6 : {false, true}) (void)DelRecorded(nf_, record, fw::IpFamily(v6));
-      store_.Remove(key);
+      if (absl::StartsWith(key, prefix)) stale.push_back(key);  // else another network's
     }
-    store_.RemoveTemporariesBut(keep);
-    return absl::OkStatus();
+    for (const std::string& key : intents_.KeysWithPrefix(prefix)) {
+      if (!Contains(keep, key) && !Contains(stale, key)) stale.push_back(key);
+    }
+    std::vector<net::IpPrefix> spare;
+    for (const std::string& key : intents_.KeysWithPrefix("")) {
+      if (Contains(stale, key)) continue;
+      for (const net::IpPrefix& a : intents_.Load(key)) spare.push_back(a);
+    }
+    std::vector<absl::Status> failures;
+    for (const std::string& key : stale) {
+      if (absl::Status st = Teardown(key, {}, spare); !st.ok()) failures.push_back(st);
+    }
+    store_.RemoveTemporariesBut(keep, prefix);
+    return JoinErrors(failures);
   }
 
   absl::Status Isolate(const Config& c) override { return ipt::Isolate(nf_, c); }
 
  private:
+  // Removes attachment `key`'s rules: per family by its handle record while
+  // that holds, else every copy of the rules of `addrs` and of the
+  // addresses its intent names, but those in `spare`. The intent goes last,
+  // once nothing failed: a DEL that fails or is killed before is retried
+  // with it.
+  absl::Status Teardown(const std::string& key, std::vector<net::IpPrefix> addrs,
+                        const std::vector<net::IpPrefix>& spare) {
+    const std::optional<fw::RuleRecord> record = store_.Load(key);
+    for (const net::IpPrefix& a : intents_.Load(key)) {
+      if (!Contains(addrs, a)) addrs.push_back(a);
+    }
+    std::erase_if(addrs, [&](const net::IpPrefix& a) { return Contains(spare, a); });
+    std::vector<absl::Status> failures;
+    for (bool v6 : {false, true}) {
+      if (DelRecorded(nf_, record, fw::IpFamily(v6))) continue;
+      std::vector<net::IpPrefix> of_family = OfFamily(addrs, v6);
+      if (of_family.empty() || !fw::IptablesAvailable(v6)) continue;
+      if (absl::Status st = DelFromSnapshot(nf_, v6, of_family); !st.ok()) failures.push_back(st);
+    }
+    store_.Remove(key);
+    RETURN_IF_ERROR(JoinErrors(failures), "removing iptables rules");
+    intents_.Remove(key);
+    return absl::OkStatus();
+  }
+
   LazyNetfilter& nf_;
   fw::RuleRecordStore store_;
+  AddressIntents intents_;
 };
 
 }  // namespace

@@ -173,7 +173,7 @@ class NftablesBackend final : public Backend {
     for (const std::string& key : store_.RecordsNotIn(keep_keys)) {
       if (absl::StartsWith(key, prefix)) store_.Remove(key);
     }
-    store_.RemoveTemporariesBut(keep_keys);
+    store_.RemoveTemporariesBut(keep_keys, prefix);
     RETURN_IF_ERROR(JoinErrors(failures), "garbage-collecting nftables firewall rules");
     return absl::OkStatus();
   }

@@ -11,7 +11,12 @@
 // plugin's reason to exist); bridged frames meet FORWARD too (br_netfilter).
 // The firewalld backend is tested against a real firewalld in
 // firewalld_test.cc.
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -21,9 +26,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "cni/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
+#include "support/netns_tools.h"
 #include "support/run.h"
 
 namespace {
@@ -306,6 +313,7 @@ TEST_CASE("firewall: without the plugin's rules FORWARD's DROP policy holds", "[
 
 TEST_CASE("firewall: iptables isolation chains are upstream's", "[netns][firewall]") {
   NetnsFixture fx;
+  MustExec(fx, "", {"ip", "link", "add", "cnia", "type", "bridge"});  // an ingress policy needs the bridge
   Json keys = {{"backend", "iptables"}, {"ingressPolicy", "isolated"}};
   std::string conf = FirewallConf(keys, PrevResult({"10.61.0.2/24"}));
   MustSucceed(Fw("ADD", conf, "c1"));
@@ -421,9 +429,24 @@ TEST_CASE("firewall: bad input gets the right code and changes nothing", "[netns
 
 TEST_CASE("firewall: a failed ADD takes its rules back", "[netns][firewall]") {
   NetnsFixture fx;
-  // The bridge name is too long for iptables' -i: the ingress policy fails
-  // after the address rules went in; they must go again.
-  Json prev = PrevResult({"10.61.0.2/24"}, "averyveryverylongbridgename");
+  MustExec(fx, "", {"ip", "link", "add", "cnia", "type", "bridge"});
+  // The ingress policy fails after the address rules went in (they must go
+  // again): a chain of the isolation stages jumps back to stage 1 already,
+  // so stage 1's jump to stage 2 would close a loop, which the kernel
+  // refuses.
+  MustExecLines(fx, "", "iptables -N CNI-ISOLATION-STAGE-1\n"
+                        "iptables -N CNI-ISOLATION-STAGE-2\n"
+                        "iptables -A CNI-ISOLATION-STAGE-2 -j CNI-ISOLATION-STAGE-1\n"
+                        "nft add table ip cni_firewall\n"
+                        "nft add chain ip cni_firewall forward { type filter hook forward priority 0 ; }\n"
+                        "nft add chain ip cni_firewall admin\n"
+                        "nft add chain ip cni_firewall isolation_stage_1\n"
+                        "nft add chain ip cni_firewall isolation_stage_2\n"
+                        "nft add chain ip cni_firewall cni_forward\n"
+                        "nft add rule ip cni_firewall forward jump isolation_stage_1\n"
+                        "nft add rule ip cni_firewall forward jump cni_forward\n"
+                        "nft add rule ip cni_firewall isolation_stage_2 jump isolation_stage_1\n");
+  Json prev = PrevResult({"10.61.0.2/24"});
   for (const std::string backend : {"iptables", "nftables"}) {
     RunResult r = Fw("ADD", FirewallConf({{"backend", backend}, {"ingressPolicy", "same-bridge"}}, prev), "c1");
     INFO(backend << ": " << Describe(r));
@@ -431,6 +454,58 @@ TEST_CASE("firewall: a failed ADD takes its rules back", "[netns][firewall]") {
     CHECK(Mentioning(IptRules(fx), "10.61.0.2").empty());
     CHECK(!absl::StrContains(fx.Exec("", {"nft", "list", "table", "ip", "cni_firewall"}).out, "10.61.0.2"));
   }
+  MustExecLines(fx, "", "nft delete table ip cni_firewall\n"
+                        "iptables -F CNI-ISOLATION-STAGE-2\n"
+                        "iptables -X CNI-ISOLATION-STAGE-2\n"
+                        "iptables -X CNI-ISOLATION-STAGE-1\n");
+  // A bridge name iptables refuses never gets that far (see the next test).
+  RunResult longname = Fw("ADD", FirewallConf({{"backend", "iptables"}, {"ingressPolicy", "same-bridge"}},
+                                              PrevResult({"10.61.0.2/24"}, "averyveryverylongbridgename")),
+                          "c1");
+  CHECK(ErrorCode(longname) == 7);
+  CHECK(Mentioning(IptRules(fx), "10.61.0.2").empty());
+  MustExec(fx, "", {"ip", "link", "del", "cnia"});
+  INFO(absl::StrJoin(fx.Leftovers(), ", "));
+  CHECK(fx.Leftovers().empty());
+}
+
+TEST_CASE("firewall: an ingress policy after ptp (no bridge first) is code 7 and changes nothing",
+          "[netns][firewall]") {
+  NetnsFixture fx;
+  TempDir ipam;
+  const std::string ctr = fx.AddNetns("ctr");
+  std::string ptp = NetConf("1.0.0", "neta", "ptp", {{"ipam", HostLocalIpam(ipam, {"10.61.0.0/24"})}}).dump();
+  RunResult ptp_add = CallPlugin("ptp", "ADD", ptp, ctr, "c1");
+  MustSucceed(ptp_add, "ptp ADD");
+  // iptables-save's rules and chains, without its dated comments.
+  auto ipt_state = [&] {
+    std::string out;
+    for (const char* save : {"iptables-save", "ip6tables-save"}) {
+      for (absl::string_view line : absl::StrSplit(fx.Exec("", {save}).out, '\n')) {
+        if (!absl::StartsWith(line, "#")) absl::StrAppend(&out, line, "\n");
+      }
+    }
+    return out;
+  };
+  const std::string before_ipt = ipt_state();
+  const std::string before_nft = fx.Exec("", {"nft", "list", "ruleset"}).out;
+  for (const std::string backend : {"iptables", "nftables"}) {
+    for (const std::string policy : {"same-bridge", "isolated"}) {
+      Json c = NetConf("1.0.0", "neta", "firewall", {{"backend", backend}, {"ingressPolicy", policy}});
+      RunResult add = CallPlugin("firewall", "ADD", WithPrevResult(c.dump(), ptp_add.out), ctr, "c1");
+      INFO(backend << " " << policy << ": " << Describe(add));
+      CHECK(ErrorCode(add) == 7);
+      CHECK(absl::StrContains(ErrorMessage(add), "make sure to chain \"firewall\" plugin with \"bridge\""));
+      CHECK(absl::StrContains(ErrorMessage(add), "is a veth, not a bridge"));
+      // Nothing changed on the host: no rule, no record.
+      CHECK(ipt_state() == before_ipt);
+      CHECK(fx.Exec("", {"nft", "list", "ruleset"}).out == before_nft);
+      CHECK(!std::filesystem::exists("/run/cni/firewall"));
+    }
+  }
+  MustSucceed(CallPlugin("ptp", "DEL", ptp, ctr, "c1"), "ptp DEL");
+  fx.DelNetns(ctr);
+  INFO(absl::StrJoin(fx.Leftovers(), ", "));
   CHECK(fx.Leftovers().empty());
 }
 
@@ -467,3 +542,123 @@ TEST_CASE("firewall: the auto backend is iptables on a host without D-Bus", "[ne
 }
 
 }  // namespace
+
+namespace {
+
+// GC of network `net` through our plugin with `valid` ({container, ifname}).
+void Gc(const std::string& net, const std::string& backend,
+        const std::vector<std::pair<std::string, std::string>>& valid) {
+  Json gc = NetConf("1.1.0", net, "firewall", {{"backend", backend}});
+  gc["cni.dev/valid-attachments"] = Json::array();
+  for (const auto& [id, ifname] : valid) {
+    gc["cni.dev/valid-attachments"].push_back({{"containerID", id}, {"ifname", ifname}});
+  }
+  MustSucceed(CallPlugin("firewall", "GC", gc.dump(), "", "", {.ifname = ""}), "GC of " + net);
+}
+
+// Every rule line of `backend`'s packet filter (iptables-save's view, or
+// nft's) that mentions `what`.
+std::vector<std::string> RulesMentioning(const NetnsFixture& fx, const std::string& backend, const std::string& what) {
+  std::vector<std::string> out;
+  std::string all = backend == "nftables" ? fx.Exec("", {"nft", "list", "ruleset"}).out
+                                          : fx.Exec("", {"iptables-save"}).out + fx.Exec("", {"ip6tables-save"}).out;
+  for (absl::string_view line : absl::StrSplit(all, '\n')) {
+    if (absl::StrContains(line, what)) out.emplace_back(absl::StripAsciiWhitespace(line));
+  }
+  return out;
+}
+
+// The files under /run/cni/firewall whose name holds `what`, with their
+// contents.
+std::map<std::string, std::string> FilesNamed(const std::string& what) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator("/run/cni/firewall", ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory() || !absl::StrContains(it->path().filename().string(), what)) continue;
+    std::ifstream in(it->path());
+    out[it->path().string()] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("firewall: GC of one network leaves another network's rules and records alone", "[netns][firewall]") {
+  for (const std::string backend : {"iptables", "nftables"}) {
+    DYNAMIC_SECTION(backend) {
+      NetnsFixture fx;
+      Json keys = {{"backend", backend}};
+      auto add = [&](const std::string& net, const std::string& id, const std::string& ifname, const std::string& ip) {
+        std::string conf = NetConf("1.0.0", net, "firewall", keys, PrevResult({ip})).dump();
+        MustSucceed(CallPlugin("firewall", "ADD", conf, "/var/run/netns/none", id, OnInterface(ifname)), "ADD " + id);
+      };
+      // Network A: a1, a2, and pod p's eth0; network B: b1, b2, and the
+      // same pod's eth1 (one pod on two networks).
+      add("neta", "a1", "eth0", "10.61.0.2/24");
+      add("neta", "a2", "eth0", "10.61.0.3/24");
+      add("neta", "p", "eth0", "10.61.0.4/24");
+      add("netb", "b1", "eth0", "10.62.0.2/24");
+      add("netb", "b2", "eth0", "10.62.0.3/24");
+      add("netb", "p", "eth1", "10.62.0.4/24");
+      // A record B's next ADD is writing right now (its temporary file).
+      std::map<std::string, std::string> b1_files = FilesNamed("-b1-eth0");
+      REQUIRE(!b1_files.empty());
+      const std::string in_flight = absl::StrReplaceAll(b1_files.begin()->first, {{"-b1-eth0", "-b3-eth0"}}) + "~";
+      { std::ofstream(in_flight) << "{}"; }
+      // A rule whose network cannot be told: upstream's (iptables: no owner
+      // at all; nftables: a comment of the bare container ID).
+      if (backend == "iptables") {
+        MustSucceed(Fw("ADD", FirewallConf(keys, PrevResult({"10.61.0.9/24"})), "up1", kUpstreamDir), "upstream ADD");
+      } else {
+        MustExec(fx, "", {"nft", "add", "rule", "ip", "cni_firewall", "cni_forward", "ip", "saddr", "10.61.0.9",
+                          "accept", "comment", "\"up1\""});
+      }
+      const std::vector<std::string> b_rules = RulesMentioning(fx, backend, "10.62.0.");
+      REQUIRE(b_rules.size() == 6);  // two per address
+      // B's records (and intents), by name and content.
+      auto b_files_now = [] {
+        std::map<std::string, std::string> all;
+        for (const char* of : {"-b1-eth0", "-b2-eth0", "-p-eth1"}) all.merge(FilesNamed(of));
+        return all;
+      };
+      const std::map<std::string, std::string> b_files = b_files_now();
+      REQUIRE(b_files.size() >= 3);
+      const std::vector<std::string> unowned = RulesMentioning(fx, backend, "10.61.0.9");
+      REQUIRE(!unowned.empty());
+
+      // A partial valid list: a1 and p's eth0 go, a2 stays; B is untouched.
+      Gc("neta", backend, {{"a2", "eth0"}, {"p", "eth1"}});
+      CHECK(RulesMentioning(fx, backend, "10.61.0.2/").empty());
+      CHECK(RulesMentioning(fx, backend, "10.61.0.2 ").empty());
+      CHECK(RulesMentioning(fx, backend, "10.61.0.4").empty());
+      CHECK(RulesMentioning(fx, backend, "10.61.0.3").size() == 2);
+      CHECK(RulesMentioning(fx, backend, "10.62.0.") == b_rules);
+      CHECK(b_files_now() == b_files);
+      CHECK(std::filesystem::exists(in_flight));
+      CHECK(RulesMentioning(fx, backend, "10.61.0.9") == unowned);
+      CHECK(FilesNamed("-a1-").empty());
+      CHECK(FilesNamed("-p-eth0").empty());
+
+      // An empty one: a2 goes too; B, and the rule of no known network, stay.
+      Gc("neta", backend, {});
+      CHECK(RulesMentioning(fx, backend, "10.61.0.3").empty());
+      CHECK(FilesNamed("-a2-").empty());
+      CHECK(RulesMentioning(fx, backend, "10.62.0.") == b_rules);
+      CHECK(b_files_now() == b_files);
+      CHECK(std::filesystem::exists(in_flight));
+      CHECK(RulesMentioning(fx, backend, "10.61.0.9") == unowned);
+
+      // B's own GC with everything valid changes nothing either; then B's DELs.
+      Gc("netb", backend, {{"b1", "eth0"}, {"b2", "eth0"}, {"p", "eth1"}});
+      CHECK(RulesMentioning(fx, backend, "10.62.0.") == b_rules);
+      std::filesystem::remove(in_flight);
+      for (const auto& [id, ifname, ip] : std::vector<std::tuple<std::string, std::string, std::string>>{
+               {"b1", "eth0", "10.62.0.2/24"}, {"b2", "eth0", "10.62.0.3/24"}, {"p", "eth1", "10.62.0.4/24"}}) {
+        std::string conf = NetConf("1.0.0", "netb", "firewall", keys, PrevResult({ip})).dump();
+        MustSucceed(CallPlugin("firewall", "DEL", conf, "/var/run/netns/none", id, OnInterface(ifname)), "DEL " + id);
+      }
+      CHECK(RulesMentioning(fx, backend, "10.62.0.").empty());
+    }
+  }
+}

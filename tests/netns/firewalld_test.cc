@@ -4,6 +4,7 @@
 // host namespace and the machine's D-Bus and ruleset are never touched. What the
 // client did is checked with firewalld's own client (firewall-cmd), with the
 // nftables rules firewalld wrote, and with traffic the zone lets through or not.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
 #include "cni/json.h"
+#include "bus_probe.h"
 #include "firewalld.h"
 #include "support/cni_call.h"
 #include "support/firewalld_fixture.h"
@@ -196,6 +198,32 @@ TEST_CASE("firewalld: SystemBusPresent looks for the bus socket, DBUS_SYSTEM_BUS
   }
 }
 
+TEST_CASE("firewalld: the plugin's own probe tells whether firewalld owns its name, as sd-bus does",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  using fwd::Probe;
+  SECTION("firewalld up, then stopped") {
+    FirewalldFixture fw(fx);
+    CHECK(fwd::ProbeFirewalld() == Probe::kRunning);
+    fw.StopFirewalld();
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+  }
+  SECTION("only dbus-daemon") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kBusOnly);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+    // The same bus named with escapes; an address it does not speak.
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=%2frun%2fdbus%2Fsystem_bus_socket,guid=0123", 1);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", "tcp:host=127.0.0.1,port=1", 1);
+    CHECK(fwd::ProbeFirewalld() == Probe::kCannotTell);
+    unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+  }
+  SECTION("no bus") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kNothing);
+    CHECK(fwd::ProbeFirewalld() == Probe::kNotRunning);
+  }
+}
+
 TEST_CASE("firewalld: the zone of the source decides whether a container's connection is accepted",
           "[netns][firewall][firewalld]") {
   NetnsFixture fx;
@@ -328,5 +356,96 @@ TEST_CASE("firewall plugin, auto backend: firewalld when it runs, else iptables"
     MustSucceed(Plugin("DEL", conf, ctr), "DEL");
     CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
   }
+  TearDown(fx, {ctr});
+}
+
+TEST_CASE("firewall plugin without its firewalld helper: code 50 wherever firewalld may be asked",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  const std::string ctr = fx.AddNetns("ctr");
+  // The plugin alone, as a user who copied only it: CNI_PATH is its directory.
+  TempDir alone;
+  std::filesystem::copy_file(PluginDir() + "/firewall", alone.str() + "/firewall");
+  auto call = [&](const std::string& command, const Json& keys) {
+    return CallPlugin("firewall", command, PluginConf(ctr, keys), ctr, "ctr-fw-1", {.dir = alone.str()});
+  };
+  const Json firewalld = {{"backend", "firewalld"}};
+  const Json automatic = {{"backend", ""}};
+  SECTION("a system bus: firewalld may run") {
+    FirewalldFixture fw(fx);
+    for (const Json& keys : {firewalld, automatic}) {
+      for (const char* command : {"ADD", "DEL"}) {
+        RunResult r = call(command, keys);
+        INFO(keys.dump() << " " << command << ": " << Describe(r));
+        CHECK(ErrorCode(r) == 50);
+        CHECK(absl::StrContains(ErrorMessage(r), "firewall-firewalld"));
+      }
+    }
+    RunResult status = CallPlugin("firewall", "STATUS", NetConf("1.1.0", "fwnet", "firewall", firewalld).dump(), "", "",
+                                  {.ifname = "", .dir = alone.str()});
+    CHECK(ErrorCode(status) == 50);
+    CHECK(ZoneOfSource(fw, "10.88.0.2/32") == "no zone");
+    CHECK(MustExec(fx, "", {"iptables-save"}).find("10.88.0.2") == std::string::npos);
+  }
+  SECTION("a system bus without firewalld: the plugin asks the bus itself") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kBusOnly);
+    MustSucceed(call("ADD", automatic), "ADD, auto backend: iptables");
+    CHECK(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "-s 10.88.0.2/32 -j ACCEPT"));
+    MustSucceed(call("DEL", automatic), "DEL, auto backend");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
+    // The backend named: the helper is needed to remove sources.
+    CHECK(ErrorCode(call("DEL", firewalld)) == 50);
+  }
+  SECTION("no system bus: nothing of firewalld's can be there") {
+    FirewalldFixture fw(fx, FirewalldFixture::Start::kNothing);
+    MustSucceed(call("DEL", firewalld), "DEL, backend firewalld");
+    MustSucceed(call("ADD", automatic), "ADD, auto backend: iptables");
+    CHECK(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "-s 10.88.0.2/32 -j ACCEPT"));
+    MustSucceed(call("DEL", automatic), "DEL, auto backend");
+    CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"iptables", "-S", "CNI-FORWARD"}), "10.88.0.2"));
+  }
+  TearDown(fx, {ctr});
+}
+
+TEST_CASE("firewall plugin, backend firewalld: GC of one network leaves every zone source alone",
+          "[netns][firewall][firewalld]") {
+  NetnsFixture fx;
+  FirewalldFixture fw(fx);
+  const std::string ctr = fx.AddNetns("ctr");
+  auto conf = [&](const std::string& net, const std::string& address) {
+    Json prev = {{"cniVersion", "1.0.0"},
+                 {"interfaces", Json::array({{{"name", "cni0"}}, {{"name", "eth0"}, {"sandbox", ctr}}})},
+                 {"ips", Json::array({{{"address", address}, {"interface", 1}}})}};
+    return NetConf("1.0.0", net, "firewall", {{"backend", "firewalld"}}, prev).dump();
+  };
+  auto gc = [&](const std::string& net, const Json& valid) {
+    Json c = NetConf("1.1.0", net, "firewall", {{"backend", "firewalld"}});
+    c["cni.dev/valid-attachments"] = valid;
+    MustSucceed(CallPlugin("firewall", "GC", c.dump(), "", "", {.ifname = ""}), "GC of " + net);
+  };
+  // Network A: a1 and a2; network B: b1, and a2's second interface.
+  MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.2/16"), ctr, "a1"), "ADD a1");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("neta", "10.88.0.3/16"), ctr, "a2"), "ADD a2");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.2/16"), ctr, "b1"), "ADD b1");
+  MustSucceed(CallPlugin("firewall", "ADD", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")),
+              "ADD a2 eth1");
+  const std::string zones = FirewalldChain(fx, "filter_INPUT_ZONES");
+  const std::string ruleset = MustExec(fx, "", {"nft", "list", "ruleset"});
+  gc("neta", Json::array({{{"containerID", "a2"}, {"ifname", "eth0"}}}));
+  gc("neta", Json::array());
+  // Zone sources carry no owner: none can be told stale, B's least of all.
+  for (const char* source : {"10.88.0.2/32", "10.88.0.3/32", "10.89.0.2/32", "10.89.0.3/32"}) {
+    INFO(source);
+    CHECK(ZoneOfSource(fw, source) == "trusted");
+  }
+  CHECK(FirewalldChain(fx, "filter_INPUT_ZONES") == zones);
+  CHECK(MustExec(fx, "", {"nft", "list", "ruleset"}) == ruleset);
+  // DEL removes them.
+  MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.2/16"), ctr, "a1"), "DEL a1");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("neta", "10.88.0.3/16"), ctr, "a2"), "DEL a2");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.2/16"), ctr, "b1"), "DEL b1");
+  MustSucceed(CallPlugin("firewall", "DEL", conf("netb", "10.89.0.3/16"), ctr, "a2", OnInterface("eth1")),
+              "DEL a2 eth1");
+  CHECK(ZoneOfSource(fw, "10.89.0.2/32") == "no zone");
   TearDown(fx, {ctr});
 }

@@ -13,6 +13,19 @@ source_plugins() {
   done | sort
 }
 
+# The helper programs installed next to the plugins (install(TARGETS <name>
+# ... DESTINATION ${CNI_PLUGIN_INSTALL_DIR}) in a plugin directory's
+# CMakeLists.txt; e.g. firewall's firewall-firewalld): not plugins, but
+# shipped with them.
+source_helpers() {
+  local src=$1 f
+  for f in "$src"/{ipam,plugins,meta}/*/CMakeLists.txt; do
+    [[ -f $f ]] || continue
+    sed -e 's/#.*//' "$f" | { grep 'DESTINATION *${CNI_PLUGIN_INSTALL_DIR}' || true; } |
+      { grep -o 'install *( *TARGETS *[^ )]*' || true; } | sed 's/.*TARGETS *//'
+  done | sort
+}
+
 # The systemd units the source tree installs with the plugins
 # (<plugin>/systemd/<unit>.in -> lib/systemd/system/<unit>), relative to the prefix.
 source_units() {

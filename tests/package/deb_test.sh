@@ -25,6 +25,7 @@ source "$here/common.sh"
 scratch=$(mktemp -d /tmp/cni-deb-test.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 plugins=$(source_plugins "$src")
+helpers=$(source_helpers "$src")  # shipped next to the plugins (firewall-firewalld)
 # CPack installs with prefix /usr.
 [[ $plugindir = /* ]] || plugindir=/usr/$plugindir
 [[ $libdir = /* ]] || libdir=/usr/$libdir
@@ -41,7 +42,7 @@ sdk=$scratch/pkgs/cni-cpp-sdk-dev_${version}_$arch.deb
 step "cni-cpp-plugins: contents"
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scratch/deb-files"
 {
-  for p in $plugins; do echo "$plugindir/$p"; done
+  for p in $plugins $helpers; do echo "$plugindir/$p"; done
   for u in $(source_units "$src"); do echo "/usr/$u"; done
 } | sort >"$scratch/want-files"
 diff -u "$scratch/want-files" "$scratch/deb-files" || fail "cni-cpp-plugins contents (- expected, + packaged)"
@@ -153,6 +154,13 @@ else
     [[ $about == "CNI $p plugin $version (cni-cpp)" ]] || fail "$p in the chroot: about line \"$about\""
     echo "  $p: VERSION ok; $about"
   done
+  # A helper starts too (its loader and libraries are there); with no bus
+  # in the chroot it answers with its CNI error, as the plugin reads it.
+  for h in $helpers; do
+    out=$(env -i "$chroot" "$chroot_dir" "$plugindir/$h" running </dev/null 2>&1) && fail "$h: a bus in the chroot?"
+    [[ $out == '{"code":'* ]] || fail "$h does not run in the chroot: \"$out\""
+    echo "  $h: runs; $out"
+  done
   # Neither nft nor libnftables here (nftables is only Recommended).
   ! compgen -G "$chroot_dir/usr/lib/*/$nft_soname" >/dev/null && ! compgen -G "$chroot_dir/lib/*/$nft_soname" >/dev/null ||
     fail "the chroot has $nft_soname"
@@ -219,12 +227,12 @@ step "release tarball"
 tgz=$scratch/pkgs/cni-plugins-linux-$arch-v$version.tgz
 cmake -DBUILD_DIR="$build" -DOUT="$tgz" -DPLUGIN_DIR="$plugindir" -P "$src/packaging/ReleaseTarball.cmake" >/dev/null
 tar -tzf "$tgz" | sort >"$scratch/tgz-files"
-for p in $plugins; do echo "./$p"; done | sort >"$scratch/want-tgz"
+for p in $plugins $helpers; do echo "./$p"; done | sort >"$scratch/want-tgz"
 diff -u "$scratch/want-tgz" "$scratch/tgz-files" || fail "tarball contents (- expected, + packed)"
 (cd "$scratch/pkgs" && sha256sum -c --quiet "$(basename "$tgz").sha256" && sha512sum -c --quiet "$(basename "$tgz").sha512") ||
   fail "tarball checksums"
 mkdir "$scratch/t" && tar -xzf "$tgz" -C "$scratch/t"
-for p in $plugins; do
+for p in $plugins $helpers; do
   [[ -x $scratch/t/$p ]] || fail "tarball: $p is not executable"
 done
 echo "  $(basename "$tgz"): $(tar -tzf "$tgz" | xargs)"

@@ -40,6 +40,7 @@ if [[ -f $build/packaging/plugins.txt ]] && ! diff <(echo "$plugins") "$build/pa
 fi
 {
   for p in $plugins; do echo "$plugindir/$p"; done
+  for h in $(source_helpers "$src"); do echo "$plugindir/$h"; done
   echo "$plugindir/cnitool"
   for u in $(source_units "$src"); do echo "$prefix/$u"; done
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"

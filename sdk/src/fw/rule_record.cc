@@ -168,8 +168,10 @@ void RuleRecordStore::RemoveAllBut(const std::vector<std::string>& valid_ids) co
   for (const std::string& id : IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/true)) Remove(id);
 }
 
-void RuleRecordStore::RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const {
+void RuleRecordStore::RemoveTemporariesBut(const std::vector<std::string>& valid_ids,
+                                           absl::string_view id_prefix) const {
   for (const std::string& id : IdsNotIn(valid_ids, /*records=*/false, /*temporaries=*/true)) {
+    if (!absl::StartsWith(id, id_prefix)) continue;
     std::error_code ec;
     if (std::string path = PathOf(id); !path.empty()) std::filesystem::remove(TempPathFor(path), ec);
   }

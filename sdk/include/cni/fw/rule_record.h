@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/protocols.h"
 #include "cni/net/netlink.h"
@@ -70,9 +71,10 @@ class RuleRecordStore {
   // temporary files included (GC). A listed container's temporary file stays:
   // its ADD may be writing it.
   void RemoveAllBut(const std::vector<std::string>& valid_ids) const;
-  // Only the temporary files of containers not in `valid_ids` (GC of a
-  // backend whose records of other networks' containers must stay).
-  void RemoveTemporariesBut(const std::vector<std::string>& valid_ids) const;
+  // Only the temporary files of containers not in `valid_ids` whose ID
+  // starts with `id_prefix` (GC of a backend whose records of other
+  // networks' containers must stay: their IDs start otherwise).
+  void RemoveTemporariesBut(const std::vector<std::string>& valid_ids, absl::string_view id_prefix = "") const;
   // The IDs of this namespace's records whose container is not in
   // `valid_ids` (GC of rules a plugin can find only through its records).
   std::vector<std::string> RecordsNotIn(const std::vector<std::string>& valid_ids) const {
