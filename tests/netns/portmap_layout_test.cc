@@ -263,3 +263,26 @@ TEST_CASE("portmap: rules whose comment is the bare container ID: GC leaves them
   MustSucceed(CallPlugin("portmap", "DEL", PortmapConf("nftables", n.prev_b, 8090), n.ctr_b, "ctr-b"), "DEL");
   CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"nft", "list", "table", "ip", "cni_hostport"}), "ctr-b"));
 }
+
+TEST_CASE("portmap: masqAll masquerades every source reaching a mapped port", "[netns][portmap]") {
+  // The container sees the connection from outside come from its gateway
+  // with masqAll, and from the client itself without.
+  NetnsFixture fx;
+  const std::string backend = GENERATE(as<std::string>{}, "nftables", "iptables");
+  const bool masq_all = GENERATE(true, false);
+  INFO("backend " << backend << (masq_all ? ", masqAll" : ""));
+  Node n(fx);
+  BackgroundProcess peer(n.ctr_a, {"/usr/bin/socat", "TCP-LISTEN:81,reuseaddr,fork", "SYSTEM:echo peer=$SOCAT_PEERADDR"});
+  Json conf = Json::parse(PortmapConf(backend, n.prev_a, 8081));
+  conf["runtimeConfig"]["portMappings"][0]["containerPort"] = 81;
+  conf["masqAll"] = masq_all;
+  MustSucceed(CallPlugin("portmap", "ADD", conf.dump(), n.ctr_a, "ctr-a"), "ADD");
+  MustSucceed(CallPlugin("portmap", "CHECK", conf.dump(), n.ctr_a, "ctr-a"), "CHECK");
+  CHECK(Reaches(n.outside, "TCP:192.168.78.1:8081,connect-timeout=2",
+                masq_all ? "peer=10.87.0.1\n" : "peer=192.168.78.2\n"));
+  // Localhost still works either way (the any-source rule covers it).
+  CHECK(Reaches("", "TCP:127.0.0.1:8081,connect-timeout=2", "peer=10.87.0.1\n"));
+  MustSucceed(CallPlugin("portmap", "DEL", conf.dump(), n.ctr_a, "ctr-a"), "DEL");
+  CHECK_FALSE(absl::StrContains(
+      fx.Exec("", {"nft", "list", "ruleset"}).out + fx.Exec("", {"iptables-save", "-t", "nat"}).out, "ctr-a"));
+}
