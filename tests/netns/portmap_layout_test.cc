@@ -286,3 +286,45 @@ TEST_CASE("portmap: masqAll masquerades every source reaching a mapped port", "[
   CHECK_FALSE(absl::StrContains(
       fx.Exec("", {"nft", "list", "ruleset"}).out + fx.Exec("", {"iptables-save", "-t", "nat"}).out, "ctr-a"));
 }
+
+TEST_CASE("portmap: an upgrade from the layout before 1.9 keeps the old mappings working and DEL removes them",
+          "[netns][portmap]") {
+  // The table as our earlier versions (and upstream 1.5-1.8) left it: the
+  // hooks jump straight to hostip_hostports and hostports, a hostIP-pinned
+  // DNAT in hostip_hostports, comments the bare container ID.
+  NetnsFixture fx;
+  Node n(fx);
+  const std::string b = Node::Address(n.prev_b), t = "ip cni_hostport";
+  NftFile(fx, absl::StrCat(
+                  "add table ", t, "\nadd chain ", t, " hostports\nadd chain ", t, " hostip_hostports\n",
+                  "add chain ", t, " prerouting { type nat hook prerouting priority -100 ; }\n",
+                  "add rule ", t, " prerouting jump hostip_hostports\nadd rule ", t, " prerouting jump hostports\n",
+                  "add chain ", t, " output { type nat hook output priority -100 ; }\n",
+                  "add rule ", t, " output jump hostip_hostports\n",
+                  "add rule ", t, " output fib daddr type local jump hostports\n",
+                  "add chain ", t, " masquerading { type nat hook postrouting priority 100 ; }\n",
+                  "add rule ", t, " hostports tcp dport 8090 dnat to ", b, ":80 comment \"ctr-b\"\n",
+                  "add rule ", t, " hostip_hostports ip daddr 192.168.78.1 tcp dport 8091 dnat to ", b,
+                  ":80 comment \"ctr-b\"\n",
+                  "add rule ", t, " masquerading ip saddr ", b, " ip daddr ", b, " masquerade comment \"ctr-b\"\n",
+                  "add rule ", t, " masquerading ip saddr 127.0.0.1 ip daddr ", b,
+                  " masquerade comment \"ctr-b\"\n"));
+  const std::string ours = PortmapConf("nftables", n.prev_a, 8080);
+  MustSucceed(CallPlugin("portmap", "ADD", ours, n.ctr_a, "ctr-a"), "our ADD");
+  // The hooks now as 1.9 lays them out; the old rules still reached.
+  CHECK(absl::StrContains(MustExec(fx, "", {"nft", "list", "chain", "ip", "cni_hostport", "prerouting"}),
+                          "fib daddr type local jump hostports_all"));
+  CHECK(Reaches(n.outside, "TCP:192.168.78.1:8080,connect-timeout=2", "from-ctr-a"));
+  CHECK(Reaches(n.outside, "TCP:192.168.78.1:8090,connect-timeout=2", "from-ctr-b"));
+  CHECK(Reaches(n.outside, "TCP:192.168.78.1:8091,connect-timeout=2", "from-ctr-b"));
+  // DEL of the old container (with today's comments it would be
+  // "<hashes>, net: laynet, id: ctr-b") removes its old rules, in both
+  // chains, and leaves ours.
+  Json old_conf = Json::parse(PortmapConf("nftables", n.prev_b, 8090));
+  MustSucceed(CallPlugin("portmap", "DEL", old_conf.dump(), n.ctr_b, "ctr-b"), "DEL of the old container");
+  const std::string table = MustExec(fx, "", {"nft", "list", "table", "ip", "cni_hostport"});
+  CHECK_FALSE(absl::StrContains(table, "ctr-b"));
+  CHECK(absl::StrContains(table, "id: ctr-a"));
+  CHECK(Reaches(n.outside, "TCP:192.168.78.1:8080,connect-timeout=2", "from-ctr-a"));
+  MustSucceed(CallPlugin("portmap", "DEL", ours, n.ctr_a, "ctr-a"), "our DEL");
+}
