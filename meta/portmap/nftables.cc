@@ -54,15 +54,26 @@ bool OfNetwork(absl::string_view comment, absl::string_view network_hash) {
 
 // Whose rules a lookup wants: one attachment's, and with `legacy` also the
 // rules whose comment is the bare container ID (upstream's, and ours before
-// comments named the network), which DEL removes as every version did.
+// comments named the network), which DEL removes as every version did. When
+// the attachment's addresses are known (prevResult), a bare-ID rule is this
+// attachment's only if it matches or DNATs to one of them: the same pod's
+// rules on another network are left.
 struct Owner {
   const std::string& network;
   const std::string& id;
   bool legacy = false;
-  bool Owns(const std::string& comment) const {
-    if (legacy && comment == id) return true;
+  std::vector<net::IpAddress> addresses = {};
+  bool Owns(const fw::NftRule& r) const {
+    if (legacy && r.comment == id) return addresses.empty() || NamesAnAddress(r);
     const std::string hash = fw::AttachmentHash(network, id);
-    return comment.size() > hash.size() && absl::StartsWith(comment, hash) && comment[hash.size()] == ',';
+    return r.comment.size() > hash.size() && absl::StartsWith(r.comment, hash) && r.comment[hash.size()] == ',';
+  }
+  bool NamesAnAddress(const fw::NftRule& r) const {
+    for (const net::IpAddress& a : addresses) {
+      const std::string bytes(reinterpret_cast<const char*>(a.data()), a.byte_length());
+      if (std::find(r.values.begin(), r.values.end(), bytes) != r.values.end()) return true;
+    }
+    return false;
   }
 };
 
@@ -74,7 +85,7 @@ std::string RuleComment(const std::string& network, const std::string& id) {
 // The rules of one family's table that belong to `owner`.
 absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const Owner& owner) {
   ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(nl, fw::IpFamily(v6), kTable));
-  std::erase_if(all, [&owner](const fw::NftRule& r) { return !owner.Owns(r.comment); });
+  std::erase_if(all, [&owner](const fw::NftRule& r) { return !owner.Owns(r); });
   return all;
 }
 
@@ -256,9 +267,9 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& stor
 // One attempt: by the record, else by listing, the attachment's rules and
 // those whose comment is the bare container ID (see the top of the file).
 absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& network,
-                           const std::string& id, bool first_attempt) {
+                           const std::string& id, const std::vector<net::IpAddress>& addresses, bool first_attempt) {
   if (first_attempt && store.DeleteRecorded(nl, id, kTable)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, Owner{network, id, /*legacy=*/true}));
+  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, Owner{network, id, /*legacy=*/true, addresses}));
   fw::NftBatch b;
   for (const fw::NftRule& r : mine) b.DeleteRule(r);
   // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
@@ -295,7 +306,7 @@ absl::Status NftBackend::Del(const TeardownConfig& c, const std::string& id) {
   fw::RuleRecordStore store = RecordsOf(c.name);
   bool first = true;
   RETURN_IF_ERROR(
-      fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, c.name, id, std::exchange(first, false)); }), what);
+      fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, c.name, id, c.addresses, std::exchange(first, false)); }), what);
   // A record of the unscoped kind versions before kept ("<cookie>-<id>"):
   // only a hint, and the rules it named are gone with the listing above.
   fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir).Remove(id);
@@ -309,7 +320,7 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id, const std
   for (const net::IpPrefix& a : addrs) {
     bool v6 = !a.is_v4();
     // Rules made before comments named the network count too (upgrade).
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, RulesOf(*nl, v6, Owner{c.name, id, /*legacy=*/true}));
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, RulesOf(*nl, v6, Owner{c.name, id, /*legacy=*/true, {a.addr()}}));
     size_t dnat = 0, masq = 0;
     for (const fw::NftRule& r : mine) {
       if (r.chain == kHostPorts || r.chain == kHostIpHostPorts) ++dnat;

@@ -291,3 +291,59 @@ TEST_CASE("one pod on two networks: each port mapping survives the other network
   REQUIRE(rt.DelNetworkList(list_b, on_b).ok());
   TearDown(fx, {pod, outside}, {"brA", "brB"});
 }
+
+TEST_CASE("one pod on two networks with rules of the bare-ID kind: DEL of one network leaves the other's",
+          "[netns][portmap]") {
+  // Rules made before comments named the network (or by upstream) say only
+  // the container ID. DEL with prevResult takes only those that match or
+  // DNAT to the attachment's own address.
+  NetnsFixture fx;
+  Dirs d;
+  std::string outside = AddOutside(fx);
+  std::string pod = fx.AddNetns("pod");
+  auto bridge = [&](const Network& n) {
+    return NetConf("1.0.0", n.name, "bridge",
+                   {{"bridge", n.bridge}, {"isGateway", true},
+                    // The outside is reached through netB, whose mapping answers.
+                    {"ipam", HostLocalIpam(d.ipam, {n.subnet},
+                                           n.name == "netB" ? Json::array({{{"dst", "192.168.79.0/24"}}})
+                                                            : Json::array())}});
+  };
+  RunResult add_a = CallPlugin("bridge", "ADD", bridge(kNetA).dump(), pod, "pod1");
+  MustSucceed(add_a, "bridge ADD netA");
+  RunResult add_b = CallPlugin("bridge", "ADD", bridge(kNetB).dump(), pod, "pod1", OnInterface("eth1"));
+  MustSucceed(add_b, "bridge ADD netB");
+  std::string rules = "add table ip cni_hostport\nadd chain ip cni_hostport hostports\n"
+                      "add chain ip cni_hostport prerouting { type nat hook prerouting priority -100 ; }\n"
+                      "add rule ip cni_hostport prerouting fib daddr type local jump hostports\n"
+                      "add chain ip cni_hostport masquerading { type nat hook postrouting priority 100 ; }\n";
+  for (const auto& [port, addr] : {std::pair{8081, "10.61.0.2"}, std::pair{9091, "10.62.0.2"}}) {
+    absl::StrAppend(&rules, "add rule ip cni_hostport hostports tcp dport ", port, " dnat to ", addr,
+                    ":80 comment \"pod1\"\n", "add rule ip cni_hostport masquerading ip saddr ", addr, " ip daddr ",
+                    addr, " masquerade comment \"pod1\"\n");
+  }
+  TempDir nft_dir;
+  std::ofstream(nft_dir.str() + "/rules.nft") << rules;
+  MustExec(fx, "", {"nft", "-f", nft_dir.str() + "/rules.nft"});
+  BackgroundProcess server(pod, {"/usr/bin/socat", "TCP-LISTEN:80,reuseaddr,fork", "EXEC:/bin/echo from-pod"});
+  REQUIRE(Reaches(outside, "TCP:192.168.79.1:9091,connect-timeout=2", "from-pod"));
+
+  auto portmap = [&](const Network& n, const RunResult& add, int port) {
+    Json maps = Json::array({{{"hostPort", port}, {"containerPort", 80}, {"protocol", "tcp"}}});
+    return NetConf("1.0.0", n.name, "portmap", {{"backend", "nftables"}, {"runtimeConfig", {{"portMappings", maps}}}},
+                   Json::parse(add.out))
+        .dump();
+  };
+  MustSucceed(CallPlugin("portmap", "DEL", portmap(kNetA, add_a, 8081), pod, "pod1"), "portmap DEL netA");
+  std::string table = MustExec(fx, "", {"nft", "list", "table", "ip", "cni_hostport"});
+  INFO(table);
+  CHECK_FALSE(absl::StrContains(table, "10.61.0.2"));
+  CHECK(LinesWith(table, "10.62.0.2").size() == 2);
+  CHECK(Reaches(outside, "TCP:192.168.79.1:9091,connect-timeout=2", "from-pod"));
+  MustSucceed(CallPlugin("portmap", "DEL", portmap(kNetB, add_b, 9091), pod, "pod1", OnInterface("eth1")),
+              "portmap DEL netB");
+  CHECK_FALSE(absl::StrContains(MustExec(fx, "", {"nft", "list", "table", "ip", "cni_hostport"}), "pod1"));
+  MustSucceed(CallPlugin("bridge", "DEL", bridge(kNetB).dump(), pod, "pod1", OnInterface("eth1")), "bridge DEL B");
+  MustSucceed(CallPlugin("bridge", "DEL", bridge(kNetA).dump(), pod, "pod1"), "bridge DEL A");
+  TearDown(fx, {pod, outside}, {"brA", "brB"});
+}
