@@ -81,18 +81,19 @@ struct Node {
                   "ip addr add 203.0.113.2/24 dev eth0\nip link set eth0 up\nip link set lo up"
                   "\nip route add default via 203.0.113.1");
     MustExec(fx, "", {"sysctl", "-qw", "net.ipv4.ip_forward=1"});
-    ctr_a = fx.AddNetns("ctra");
-    ctr_b = fx.AddNetns("ctrb");
-    RunResult a = CallPlugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_a, "ctr-a");
-    MustSucceed(a, "bridge ADD a");
-    prev_a = a.out;
-    RunResult b = CallPlugin("bridge", "ADD", BridgeConf(dir).dump(), ctr_b, "ctr-b");
-    MustSucceed(b, "bridge ADD b");
-    prev_b = b.out;
-    servers.emplace_back(ctr_a, std::vector<std::string>{"/usr/bin/socat", "TCP-LISTEN:80,reuseaddr,fork",
-                                                         "EXEC:/bin/echo from-ctr-a"});
-    servers.emplace_back(ctr_b, std::vector<std::string>{"/usr/bin/socat", "TCP-LISTEN:80,reuseaddr,fork",
-                                                         "EXEC:/bin/echo from-ctr-b"});
+    ctr_a = Attach("ctr-a", prev_a);
+    ctr_b = Attach("ctr-b", prev_b);
+  }
+  // A container on the bridge, answering "from-<id>" on TCP port 80: its
+  // namespace, and its bridge result in `prev`.
+  std::string Attach(const std::string& id, std::string& prev) {
+    std::string ns = fx.AddNetns(id);
+    RunResult add = CallPlugin("bridge", "ADD", BridgeConf(dir).dump(), ns, id);
+    MustSucceed(add, "bridge ADD " + id);
+    prev = add.out;
+    servers.emplace_back(ns, std::vector<std::string>{"/usr/bin/socat", "TCP-LISTEN:80,reuseaddr,fork",
+                                                      "EXEC:/bin/echo from-" + id});
+    return ns;
   }
   ~Node() {
     (void)CallPlugin("bridge", "DEL", BridgeConf(dir).dump(), ctr_a, "ctr-a");
