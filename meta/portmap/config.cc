@@ -134,6 +134,13 @@ absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
   t.name = conf.name;
   ASSIGN_OR_RETURN(std::optional<std::string> backend, GetString(conf.raw, "backend"), "failed to parse config");
   t.nftables_configured = backend.value_or("") == "nftables";
+  // Leniently: a prevResult that does not parse only costs the narrowing.
+  if (absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(conf); prev.ok() && prev->has_value()) {
+    Config picked;
+    PickAddresses(**prev, args.ifname, &picked);
+    if (picked.cont_v4) t.addresses.push_back(picked.cont_v4->addr());
+    if (picked.cont_v6) t.addresses.push_back(picked.cont_v6->addr());
+  }
   ASSIGN_OR_RETURN(const Json* maps, MappingList(conf), "failed to parse config");
   if (maps == nullptr) return t;
   for (size_t i = 0; i < maps->size(); ++i) {
@@ -158,6 +165,8 @@ TeardownConfig TeardownConfig::Of(const Config& c) {
   for (const PortMapping& m : c.mappings) {
     if (m.protocol == fw::L4Protocol::kUdp) t.udp_host_ports.push_back(m.host_port);
   }
+  if (c.cont_v4) t.addresses.push_back(c.cont_v4->addr());
+  if (c.cont_v6) t.addresses.push_back(c.cont_v6->addr());
   return t;
 }
 

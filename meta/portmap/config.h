@@ -60,6 +60,10 @@ struct TeardownConfig {
   // absent, so iptables probes for the container's chain before reading
   // the whole table.
   bool nftables_configured = false;
+  // The container's addresses from prevResult (none without one, or when it
+  // does not parse): which rules whose comment is the bare container ID are
+  // this attachment's (nftables; see nftables.cc).
+  std::vector<net::IpAddress> addresses;
 
   static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
   // The teardown of what `c` set up (a failed ADD undoes itself with DEL).

@@ -47,6 +47,12 @@ std::string DnatComment(const std::string& network, const std::string& id) {
   return c;
 }
 
+// The handle records of `network`'s containers (scoped: cni/fw/rule_record.h),
+// so that one network's GC never forgets another network's records.
+fw::RuleRecordStore RecordsOf(const std::string& network) {
+  return fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir, fw::NetworkHash(network));
+}
+
 std::string MarkDef(int bit) {
   char buf[32];
   unsigned v = 1u << bit;
@@ -295,9 +301,9 @@ namespace {
 // first few rules finds them whatever the chain's length; a few more are
 // read in case concurrent ADDs put theirs above since. Not all found: no
 // record, and DEL lists.
-void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& id, const DnatRules& d,
+void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& network, const std::string& id, const DnatRules& d,
                    const std::optional<std::vector<fw::NftRule>>& inserted) {
-  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
+  fw::RuleRecordStore store = RecordsOf(network);
   if (!store.enabled()) return;
   const fw::NftFamily family = fw::IpFamily(v6);
   fw::RuleRecord record = store.Load(id).value_or(fw::RuleRecord{});
@@ -329,7 +335,7 @@ static absl::Status Forward(LazyNetfilter& nf, const Config& c, const std::strin
   std::optional<std::vector<fw::NftRule>> inserted;
   RETURN_IF_ERROR(fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, inserted); }),
                   "unable to set up iptables port mappings");
-  RememberJumps(nf, !addr.is_v4(), id, d, inserted);
+  RememberJumps(nf, !addr.is_v4(), c.name, id, d, inserted);
   return absl::OkStatus();
 }
 
@@ -416,7 +422,7 @@ absl::Status RemoveFromSnapshot(bool v6, const std::string& dn, const std::strin
 // program runs whose cost grows with the table, so those run side by side.
 static absl::Status Unforward(LazyNetfilter& nf, const std::string& network, const std::string& id,
                               bool probe_first) {
-  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
+  fw::RuleRecordStore store = RecordsOf(network);
   const std::optional<fw::RuleRecord> record = store.Load(id);
   const std::string dn = fw::ChainName(network, id, "DN-");
   const std::string sn = fw::ChainName(network, id, "SN-");
@@ -430,6 +436,8 @@ static absl::Status Unforward(LazyNetfilter& nf, const std::string& network, con
   if (need_snapshot[false]) st[false] = RemoveFromSnapshot(false, dn, sn);
   if (v6_thread.has_value()) v6_thread->join();
   store.Remove(id);
+  // A record of the unscoped kind versions before kept ("<cookie>-<id>").
+  fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir).Remove(id);
   std::vector<std::string> errors;
   for (const absl::Status& s : st) {
     if (!s.ok()) errors.emplace_back(s.message());
@@ -458,7 +466,7 @@ static absl::Status Check(const Config& c, const std::string& id, const net::IpP
 static absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   // As iptables-save prints it: the comment's quotes are backslash-escaped.
   std::string prefix = absl::StrCat("dnat name: \\\"", network, "\\\" id: \\\"");
-  fw::RuleRecordStore records = fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir);
+  fw::RuleRecordStore records = RecordsOf(network);
   std::vector<std::string> errors;
   for (bool v6 : {false, true}) {
     if (!fw::IptablesAvailable(v6)) continue;
@@ -484,7 +492,6 @@ static absl::Status Gc(const std::string& network, const std::vector<std::string
         bool seen = false;
         for (const std::string& d : doomed) seen = seen || d == chain;
         if (!seen) doomed.push_back(chain);
-        records.Remove(id);  // this network's container: its record goes too
       }
     }
     std::string b;
@@ -492,8 +499,9 @@ static absl::Status Gc(const std::string& network, const std::vector<std::string
     if (b.empty()) continue;
     if (absl::Status st = fw::IptablesRestore(v6, "nat", b); !st.ok()) errors.emplace_back(st.message());
   }
-  // A killed ADD's temporary record of a container that is gone.
-  records.RemoveTemporariesBut(valid_ids);
+  // The records (and a killed ADD's temporary record) of this network's
+  // containers that are gone; the store is scoped to the network.
+  records.RemoveAllBut(valid_ids);
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("garbage-collecting iptables port mappings: ",
                                                   absl::StrJoin(errors, "; ")));

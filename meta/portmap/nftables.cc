@@ -1,17 +1,33 @@
-// nftables backend: tables ip/ip6 cni_hostport as upstream's knftables code
-// builds them. Every rule of a container carries its ID as the comment, which
-// is how DEL/GC find them (and how upstream's DEL finds ours).
+// nftables backend: tables ip/ip6 cni_hostport laid out as upstream 1.9's
+// knftables code lays them out: prerouting and output reach hostports_all
+// only for local destinations (fib daddr type local), and hostports_all
+// jumps to hostip_hostports (kept for rules made before 1.9) and hostports,
+// where every DNAT goes. The shared chains are written the same way as
+// upstream's, so our ADD and upstream's take turns without rewriting each
+// other's layout.
+//
+// Each rule of a container carries a comment naming its network and its
+// container ("<hash of network>-<hash of id>, net: .., id: ..", the shape of
+// ipMasq's), by which ADD, DEL and GC find exactly one attachment's rules:
+// network A's GC, DEL or ADD never touches network B's rules, even for one
+// pod on both. Upstream's comment is the bare container ID, which does not
+// say its network: GC leaves such rules alone, and only DEL (of that
+// container, as every earlier version of ours and upstream's does) removes
+// them, so rules made before this format still go on DEL after an upgrade.
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/error.h"
 #include "cni/fw/iptables.h"  // RetryOnConflict
 #include "cni/fw/nft.h"
+#include "cni/fw/names.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/status_macros.h"
 #include "cni/fw/rule_record.h"
@@ -23,13 +39,59 @@ namespace {
 constexpr const char* kTable = "cni_hostport";
 constexpr const char* kHostPorts = "hostports";
 constexpr const char* kHostIpHostPorts = "hostip_hostports";
+constexpr const char* kHostPortsAll = "hostports_all";
 constexpr const char* kMasq = "masquerading";
 
-// The rules of one family's table that belong to `id`.
-absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const std::string& id) {
+constexpr size_t kHashLength = 33;  // 16 + "-" + 16
+constexpr absl::string_view kNetField = ", net: ";
+
+// Whether `comment` is ours and names `network`: then its first kHashLength
+// characters name the attachment.
+bool OfNetwork(absl::string_view comment, absl::string_view network_hash) {
+  return comment.size() > kHashLength + kNetField.size() && absl::StartsWith(comment, network_hash) &&
+         comment[network_hash.size()] == '-' && comment.substr(kHashLength, kNetField.size()) == kNetField;
+}
+
+// Whose rules a lookup wants: one attachment's, and with `legacy` also the
+// rules whose comment is the bare container ID (upstream's, and ours before
+// comments named the network), which DEL removes as every version did. When
+// the attachment's addresses are known (prevResult), a bare-ID rule is this
+// attachment's only if it matches or DNATs to one of them: the same pod's
+// rules on another network are left.
+struct Owner {
+  const std::string& network;
+  const std::string& id;
+  bool legacy = false;
+  std::vector<net::IpAddress> addresses = {};
+  bool Owns(const fw::NftRule& r) const {
+    if (legacy && r.comment == id) return addresses.empty() || NamesAnAddress(r);
+    const std::string hash = fw::AttachmentHash(network, id);
+    return r.comment.size() > hash.size() && absl::StartsWith(r.comment, hash) && r.comment[hash.size()] == ',';
+  }
+  bool NamesAnAddress(const fw::NftRule& r) const {
+    for (const net::IpAddress& a : addresses) {
+      const std::string bytes(reinterpret_cast<const char*>(a.data()), a.byte_length());
+      if (std::find(r.values.begin(), r.values.end(), bytes) != r.values.end()) return true;
+    }
+    return false;
+  }
+};
+
+// The comment on the rules of container `id` in `network`.
+std::string RuleComment(const std::string& network, const std::string& id) {
+  return fw::NativeComment(fw::AttachmentHash(network, id), {{"net", network}, {"id", id}});
+}
+
+// The rules of one family's table that belong to `owner`.
+absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6, const Owner& owner) {
   ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(nl, fw::IpFamily(v6), kTable));
-  std::erase_if(all, [&id](const fw::NftRule& r) { return r.comment != id; });
+  std::erase_if(all, [&owner](const fw::NftRule& r) { return !owner.Owns(r); });
   return all;
+}
+
+// The records of `network`'s containers (scoped: cni/fw/rule_record.h).
+fw::RuleRecordStore RecordsOf(const std::string& network) {
+  return fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir, fw::NetworkHash(network));
 }
 
 // The conditions (user-written nft text) that gate the hook chains' jumps;
@@ -40,47 +102,60 @@ fw::NftRuleSpec Gated(const std::vector<std::string>& conditions) {
   return rule;
 }
 
-// The part of the table every ADD shares: the table, the lookup chains,
-// the hook chains with their jumps (gated by the conditions), and the
+// The part of the table every ADD shares, in upstream 1.9's order and
+// shapes: the table, the lookup chains, hostports_all with its two jumps,
+// the hook chains each with one jump to it for local destinations (gated by
+// the conditions: traffic routed through the node is never DNAT'd), and the
 // masquerading chain with snat.
 void AppendShared(fw::NftBatch& b, fw::NftFamily fam, const Config& c, const std::vector<std::string>& conds) {
   b.AddTable(fam, kTable, "CNI portmap plugin");
   b.AddChain(fam, kTable, kHostPorts);
   b.AddChain(fam, kTable, kHostIpHostPorts);
-  b.AddChain(fam, kTable, "prerouting", fw::NftHook{"nat", "prerouting", -100});
-  b.FlushChain(fam, kTable, "prerouting");
-  b.AddRule(fam, kTable, "prerouting", Gated(conds).Jump(kHostIpHostPorts));
-  b.AddRule(fam, kTable, "prerouting", Gated(conds).Jump(kHostPorts));
-  b.AddChain(fam, kTable, "output", fw::NftHook{"nat", "output", -100});
-  b.FlushChain(fam, kTable, "output");
-  b.AddRule(fam, kTable, "output", Gated(conds).Jump(kHostIpHostPorts));
-  b.AddRule(fam, kTable, "output", Gated(conds).DestIsLocal().Jump(kHostPorts));
+  b.AddChain(fam, kTable, kHostPortsAll);
+  b.FlushChain(fam, kTable, kHostPortsAll);
+  b.AddRule(fam, kTable, kHostPortsAll, fw::NftRuleSpec().Jump(kHostIpHostPorts));
+  b.AddRule(fam, kTable, kHostPortsAll, fw::NftRuleSpec().Jump(kHostPorts));
+  for (const char* hook : {"prerouting", "output"}) {
+    b.AddChain(fam, kTable, hook, fw::NftHook{"nat", hook, -100});
+    b.FlushChain(fam, kTable, hook);
+    b.AddRule(fam, kTable, hook, Gated(conds).DestIsLocal().Jump(kHostPortsAll));
+  }
   if (c.snat) b.AddChain(fam, kTable, kMasq, fw::NftHook{"nat", "postrouting", 100});
+}
+
+// The source a hairpin masquerade matches: the container itself, or with
+// masqAll any source (upstream main's masqAll), which covers localhost too.
+net::IpPrefix MasqSource(const Config& c, const net::IpPrefix& addr) {
+  if (c.masq_all) return *net::IpPrefix::Parse(addr.is_v4() ? "0.0.0.0/0" : "::/0");
+  return net::IpPrefix::Host(addr.addr());
 }
 
 // The container's own rules: its DNATs and, with snat, its masquerades.
 void AppendContainer(fw::NftBatch& b, fw::NftFamily fam, const Config& c, const std::string& id,
                      const net::IpPrefix& addr) {
   const bool v6 = !addr.is_v4();
+  const std::string comment = RuleComment(c.name, id);
+  // Every DNAT in hostports, a hostIP-pinned one too (upstream 1.9 no longer
+  // fills hostip_hostports).
   for (const PortMapping& m : MappingsFor(c, addr)) {
     fw::NftRuleSpec rule;
-    const bool pinned = m.host_ip.has_value() && !m.host_ip->IsUnspecified();
-    if (pinned) rule.DestAddress(net::IpPrefix::Host(*m.host_ip));
-    rule.DestPort(m.protocol, m.host_port).Dnat(addr.addr(), m.container_port).Comment(id);
-    b.AddRule(fam, kTable, pinned ? kHostIpHostPorts : kHostPorts, std::move(rule));
+    if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) rule.DestAddress(net::IpPrefix::Host(*m.host_ip));
+    rule.DestPort(m.protocol, m.host_port).Dnat(addr.addr(), m.container_port).Comment(comment);
+    b.AddRule(fam, kTable, kHostPorts, std::move(rule));
   }
   if (c.snat) {
     net::IpPrefix self = net::IpPrefix::Host(addr.addr());
     // Hairpin (container to its own mapped port) and localhost need the reply
     // to come back through us: masquerade them.
-    b.AddRule(fam, kTable, kMasq, fw::NftRuleSpec().SourceAddress(self).DestAddress(self).Masquerade().Comment(id));
-    if (!v6) {
+    b.AddRule(fam, kTable, kMasq,
+              fw::NftRuleSpec().SourceAddress(MasqSource(c, addr)).DestAddress(self).Masquerade().Comment(comment));
+    if (!v6 && !c.masq_all) {
       b.AddRule(fam, kTable, kMasq,
                 fw::NftRuleSpec()
                     .SourceAddress(net::IpPrefix::Host(*net::IpAddress::Parse("127.0.0.1")))
                     .DestAddress(self)
                     .Masquerade()
-                    .Comment(id));
+                    .Comment(comment));
     }
   }
 }
@@ -104,15 +179,16 @@ void AppendForward(fw::NftBatch& b, const Config& c, const std::string& id, cons
 namespace {
 
 // Whether `v6`'s table already holds the shared part as AppendShared would
-// write it for `c`: each hook chain holding exactly its two jumps, with no
-// conditions ("jump hostip_hostports", then "jump hostports", in output
-// behind "fib daddr type local": three expressions), which proves the lookup
-// chains exist (a jump cannot name a missing chain), and with snat the
-// masquerading chain. Writing it again is not free:
-// re-adding a chain that exists is an update and the flush deletes rules,
-// and the kernel frees both only after an RCU grace period, which the
-// netfilter socket's close then waits for (portmap ADD: 15.7 ms). With
-// conditions it is always written again, as upstream does on every ADD.
+// write it for `c`: each hook chain holding exactly its one jump to
+// hostports_all behind "fib daddr type local" (three expressions),
+// hostports_all exactly its two jumps ("jump hostip_hostports", then "jump
+// hostports"), which proves the lookup chains exist (a jump cannot name a
+// missing chain), and with snat the masquerading chain. Upstream 1.9's ADD
+// writes the same, so either leaves the other's in place. Writing it again
+// is not free: re-adding a chain that exists is an update and the flush
+// deletes rules, and the kernel frees both only after an RCU grace period,
+// which the netfilter socket's close then waits for (portmap ADD: 15.7 ms).
+// With conditions it is always written again, as upstream does on every ADD.
 bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
   if (!(v6 ? c.conditions_v6 : c.conditions_v4).empty()) return false;
   const fw::NftFamily fam = fw::IpFamily(v6);
@@ -120,19 +196,23 @@ bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
     absl::StatusOr<bool> has = fw::nft::HasChain(nl, fam, kTable, kMasq);
     if (!has.ok() || !*has) return false;
   }
-  auto two_jumps = [&](const char* hook, size_t second_expressions) {
+  auto one_jump = [&](const char* hook) {
     absl::StatusOr<std::vector<fw::NftRule>> r = fw::nft::ListRules(nl, fam, kTable, hook);
-    return r.ok() && r->size() == 2 && (*r)[0].jump == kHostIpHostPorts && (*r)[0].expressions == 1 &&
-           (*r)[1].jump == kHostPorts && (*r)[1].expressions == second_expressions;
+    return r.ok() && r->size() == 1 && (*r)[0].jump == kHostPortsAll && (*r)[0].expressions == 3;
   };
-  return two_jumps("prerouting", 1) && two_jumps("output", 3);
+  auto two_jumps = [&] {
+    absl::StatusOr<std::vector<fw::NftRule>> r = fw::nft::ListRules(nl, fam, kTable, kHostPortsAll);
+    return r.ok() && r->size() == 2 && (*r)[0].jump == kHostIpHostPorts && (*r)[0].expressions == 1 &&
+           (*r)[1].jump == kHostPorts && (*r)[1].expressions == 1;
+  };
+  return one_jump("prerouting") && one_jump("output") && two_jumps();
 }
 
-// Every rule of `id` in both families' tables, by listing the tables.
-absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const std::string& id) {
+// Every rule of `owner` in both families' tables, by listing the tables.
+absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const Owner& owner) {
   std::vector<fw::NftRule> mine;
   for (bool v6 : {false, true}) {
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> rules, RulesOf(nl, v6, id));
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> rules, RulesOf(nl, v6, owner));
     mine.insert(mine.end(), rules.begin(), rules.end());
   }
   return mine;
@@ -142,10 +222,10 @@ absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, c
 // hook chains' jumps, which every ADD makes again), with the handles of the
 // tables they went into.
 void Remember(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id,
-              const std::vector<fw::NftRule>& added) {
+              const std::string& comment, const std::vector<fw::NftRule>& added) {
   fw::RuleRecord record;
   for (const fw::NftRule& r : added) {
-    if (r.comment != id) continue;
+    if (r.comment != comment) continue;
     if (record.tables.count(r.family) == 0 && !fw::NoteTable(nl, record, r.family, kTable)) return store.Remove(id);
     record.rules.push_back(r);
   }
@@ -162,7 +242,7 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& stor
   // nullopt: unknown, list them.
   std::optional<std::vector<fw::NftRule>> stale = first_attempt ? store.RulesToReplace(nl, id, kTable) : std::nullopt;
   if (!stale.has_value()) {
-    ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, id));
+    ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, Owner{c.name, id}));
   }
   std::set<fw::NftFamily> in_place;
   for (const net::IpPrefix& a : addrs) {
@@ -180,13 +260,16 @@ absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& stor
   }
   std::vector<fw::NftRule> added;
   RETURN_IF_ERROR(b.Commit(nl, &added));
-  Remember(nl, store, id, added);
+  Remember(nl, store, id, RuleComment(c.name, id), added);
   return absl::OkStatus();
 }
 
-absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id, bool first_attempt) {
+// One attempt: by the record, else by listing, the attachment's rules and
+// those whose comment is the bare container ID (see the top of the file).
+absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& network,
+                           const std::string& id, const std::vector<net::IpAddress>& addresses, bool first_attempt) {
   if (first_attempt && store.DeleteRecorded(nl, id, kTable)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, id));
+  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, Owner{network, id, /*legacy=*/true, addresses}));
   fw::NftBatch b;
   for (const fw::NftRule& r : mine) b.DeleteRule(r);
   // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
@@ -211,19 +294,23 @@ class NftBackend final : public PortmapBackend {
 absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   const char* what = "unable to set up nftables rules for port mappings";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  fw::RuleRecordStore store = RecordsOf(c.name);
   bool first = true;
   return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(*nl, store, c, id, addrs, std::exchange(first, false)); }),
                   what);
 }
 
-absl::Status NftBackend::Del(const TeardownConfig&, const std::string& id) {
+absl::Status NftBackend::Del(const TeardownConfig& c, const std::string& id) {
   const char* what = "deleting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  fw::RuleRecordStore store = RecordsOf(c.name);
   bool first = true;
-  return Annotate(fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, id, std::exchange(first, false)); }),
-                  what);
+  RETURN_IF_ERROR(
+      fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, c.name, id, c.addresses, std::exchange(first, false)); }), what);
+  // A record of the unscoped kind versions before kept ("<cookie>-<id>"):
+  // only a hint, and the rules it named are gone with the listing above.
+  fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir).Remove(id);
+  return absl::OkStatus();
 }
 
 absl::Status NftBackend::Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
@@ -232,14 +319,15 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id, const std
   // fine for an IPv4-only container (upstream 1.1.1 got this wrong).
   for (const net::IpPrefix& a : addrs) {
     bool v6 = !a.is_v4();
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, RulesOf(*nl, v6, id));
+    // Rules made before comments named the network count too (upgrade).
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, RulesOf(*nl, v6, Owner{c.name, id, /*legacy=*/true, {a.addr()}}));
     size_t dnat = 0, masq = 0;
     for (const fw::NftRule& r : mine) {
       if (r.chain == kHostPorts || r.chain == kHostIpHostPorts) ++dnat;
       if (r.chain == kMasq) ++masq;
     }
     size_t want_dnat = MappingsFor(c, a).size();
-    size_t want_masq = (c.snat && want_dnat > 0) ? (v6 ? 1 : 2) : 0;
+    size_t want_masq = (c.snat && want_dnat > 0) ? (v6 || c.masq_all ? 1 : 2) : 0;
     if (dnat < want_dnat || masq < want_masq) {
       return Error(ErrorCode::kInternal,
                    absl::StrCat("portmap: missing ", fw::NftFamilyName(fw::IpFamily(v6)), " ", kTable, " rules for ",
@@ -249,22 +337,25 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id, const std
   return absl::OkStatus();
 }
 
-// Every container's rules, whatever its network (the rules do not say).
-absl::Status NftBackend::Gc(const std::string&, const std::vector<std::string>& valid_ids) {
+// The rules of `network`'s containers not in `valid_ids`, found by their
+// comments. A rule whose comment does not name this network (another
+// network's, or a bare container ID that could be any network's) stays.
+absl::Status NftBackend::Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   const char* what = "garbage-collecting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
+  const std::string network_hash = fw::NetworkHash(network);
+  std::set<std::string, std::less<>> valid;
+  for (const std::string& id : valid_ids) valid.insert(fw::AttachmentHash(network, id));
   fw::NftBatch b;
   for (bool v6 : {false, true}) {
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable));
+    ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable), what);
     for (const fw::NftRule& r : all) {
-      if (r.comment.empty()) continue;  // the hook chains' jumps
-      bool valid = false;
-      for (const std::string& v : valid_ids) valid = valid || v == r.comment;
-      if (!valid) b.DeleteRule(r);
+      absl::string_view comment = r.comment;
+      if (OfNetwork(comment, network_hash) && valid.count(comment.substr(0, kHashLength)) == 0) b.DeleteRule(r);
     }
   }
   RETURN_IF_ERROR(b.Commit(*nl), what);
-  fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir).RemoveAllBut(valid_ids);
+  RecordsOf(network).RemoveAllBut(valid_ids);
   return absl::OkStatus();
 }
 

@@ -128,6 +128,37 @@ TEST_CASE("ipmasq: nftables GC removes only unlisted attachments", "[netns][ipma
   CHECK(Records("nftables") == 0);
 }
 
+TEST_CASE("ipmasq: GC of one network keeps another network's records, temporary files too", "[netns][ipmasq]") {
+  // A record being written is "<record>~" until renamed: GC of network A
+  // must not take network B's, whose ADD may be writing it.
+  NetnsFixture fx;
+  std::string backend = GENERATE(as<std::string>{}, "iptables", "nftables");
+  if (backend == "iptables" && !IptablesNft(fx)) return;  // records only with iptables-nft
+  TempDir dir;
+  std::string b = fx.AddNetns("b");
+  Json conf_b = Json::parse(Conf("ptp", backend, dir, "1.1.0"));
+  conf_b["name"] = "othernet";
+  // The node's first ADD makes the nat table with iptables-restore, unrecorded.
+  MustSucceed(CallPlugin("ptp", "ADD", conf_b.dump(), b, "ctr-w"), "ADD warm-up");
+  MustSucceed(CallPlugin("ptp", "DEL", conf_b.dump(), b, "ctr-w"), "DEL warm-up");
+  MustSucceed(CallPlugin("ptp", "ADD", conf_b.dump(), b, "ctr-b"), "ADD b");
+  const std::string records = "/run/cni/ipmasq/" + backend;
+  REQUIRE(Records(backend) == 1);
+  std::string record = std::filesystem::directory_iterator(records)->path().string();
+  std::filesystem::copy_file(record, record + "~");
+  Json gc = Json::parse(Conf("ptp", backend, dir, "1.1.0"));  // network masqnet
+  gc["cni.dev/valid-attachments"] = Json::array();
+  MustSucceed(CallPlugin("ptp", "GC", gc.dump(), "", ""), "GC of masqnet");
+  CHECK(std::filesystem::exists(record));
+  CHECK(std::filesystem::exists(record + "~"));
+  CHECK(absl::StrContains(Firewall(fx), "ctr-b"));
+  // B's own GC with nothing valid takes both.
+  conf_b["cni.dev/valid-attachments"] = Json::array();
+  MustSucceed(CallPlugin("ptp", "GC", conf_b.dump(), "", ""), "GC of othernet");
+  CHECK(Records(backend) == 0);
+  MustSucceed(CallPlugin("ptp", "DEL", conf_b.dump(), b, "ctr-b"), "DEL b");
+}
+
 TEST_CASE("ipmasq: upstream ptp adds and ours deletes and the reverse", "[netns][ipmasq][differential]") {
   NetnsFixture fx;
   bool upstream_adds = GENERATE(true, false);

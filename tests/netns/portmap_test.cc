@@ -413,8 +413,6 @@ TEST_CASE("portmap: DEL after the config switched backends removes the other bac
 // --- nftables handle records (meta/portmap/nft_record.h) --------------------
 namespace {
 
-// The handles of the rules whose comment is `id`, in both families' tables,
-// as nft lists them ("... comment "id" # handle 7").
 // Appends the handles of the rules of an `nft -a` listing whose line holds
 // `needle`.
 void AppendHandles(const std::string& listing, const std::string& needle, std::vector<uint64_t>& handles) {
@@ -426,17 +424,20 @@ void AppendHandles(const std::string& listing, const std::string& needle, std::v
   }
 }
 
+// The handles of container `id`'s rules, in both families' tables, as nft
+// lists them ('... comment "<hashes>, net: pmnet, id: c1" # handle 7').
 std::vector<uint64_t> HandlesOf(const NetnsFixture& fx, const std::string& id) {
   std::vector<uint64_t> handles;
   for (const char* family : {"ip", "ip6"}) {
     std::string listing = fx.Exec("", {"nft", "-a", "list", "table", family, "cni_hostport"}).out;
-    AppendHandles(listing, absl::StrCat("comment \"", id, "\""), handles);
+    AppendHandles(listing, absl::StrCat(", net: pmnet, id: ", id, "\""), handles);
   }
   std::sort(handles.begin(), handles.end());
   return handles;
 }
 
-// The handles `id`'s record holds (its file is "<netns cookie>-<id>").
+// The handles `id`'s record holds (its file is "<netns cookie>-<network
+// hash>-<id>").
 std::vector<uint64_t> RecordedHandles(const std::string& id, const char* dir = kNftRecords) {
   for (const std::string& name : Records(dir)) {
     if (!absl::EndsWith(name, "-" + id)) continue;
@@ -571,11 +572,12 @@ TEST_CASE("portmap: nftables ADD writes the shared hook chains only when they ar
           "[netns][portmap]") {
   NetnsFixture fx;
   Shared s(fx);
-  // Both families' hook chains as `nft -a` lists them, handles included.
+  // Both families' hook chains and hostports_all as `nft -a` lists them,
+  // handles included.
   auto hooks = [&] {
     std::string out;
     for (const char* family : {"ip", "ip6"}) {
-      for (const char* chain : {"prerouting", "output"}) {
+      for (const char* chain : {"prerouting", "output", "hostports_all"}) {
         out += MustExec(fx, "", {"nft", "-a", "list", "chain", family, "cni_hostport", chain});
       }
     }
@@ -593,15 +595,16 @@ TEST_CASE("portmap: nftables ADD writes the shared hook chains only when they ar
   // Damaged: written again.
   MustExec(fx, "", {"nft", "flush", "chain", "ip", "cni_hostport", "output"});
   s.Must("ADD", 3);
-  CHECK(absl::StrContains(chain("ip", "output"), "jump hostip_hostports"));
-  CHECK(absl::StrContains(chain("ip", "output"), "fib daddr type local jump hostports"));
+  CHECK(absl::StrContains(chain("ip", "output"), "fib daddr type local jump hostports_all"));
+  CHECK(absl::StrContains(chain("ip", "hostports_all"), "jump hostip_hostports\n"));
+  CHECK(absl::StrContains(chain("ip", "hostports_all"), "jump hostports\n"));
   // With conditions, written with them; the next ADD without conditions
   // writes the bare jumps again, as upstream's (last ADD wins).
   s.Must("ADD", 4, {{"conditionsV4", Json::array({"ip", "saddr", "!=", "192.0.2.9"})}});
-  CHECK(absl::StrContains(chain("ip", "prerouting"), "ip saddr != 192.0.2.9 jump hostports"));
+  CHECK(absl::StrContains(chain("ip", "prerouting"), "ip saddr != 192.0.2.9 fib daddr type local jump hostports_all"));
   s.Must("ADD", 5);
   CHECK_FALSE(absl::StrContains(chain("ip", "prerouting"), "192.0.2.9"));
-  CHECK(absl::StrContains(chain("ip", "prerouting"), "jump hostports"));
+  CHECK(absl::StrContains(chain("ip", "prerouting"), "fib daddr type local jump hostports_all"));
   for (int i = 1; i <= 5; ++i) {
     CHECK(HandlesOf(fx, absl::StrCat("c", i)).size() == 7);
     s.Must("DEL", i);

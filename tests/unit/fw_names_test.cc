@@ -33,6 +33,18 @@ TEST_CASE("fw: nftables ipMasq comment starts with the instance hash, at most 12
   CHECK(cni::fw::MasqNftComment("n\"et", std::string(200, 'x'), "c").size() == 128);
 }
 
+TEST_CASE("fw: native nftables comments lead with the network's and the attachment's hashes", "[fw]") {
+  const std::string hash = cni::fw::AttachmentHash("netA", "ctr");
+  CHECK(hash == cni::fw::NetworkHash("netA") + "-" + cni::Sha512Hex("ctr").substr(0, 16));
+  CHECK(hash.size() == 33);
+  CHECK(cni::fw::NetworkHash("netA") != cni::fw::NetworkHash("netB"));
+  CHECK(cni::fw::NativeComment(hash, {{"net", "n\"e\\t\n"}, {"id", "ctr"}}) == hash + ", net: net, id: ctr");
+  // Cut to 128 bytes, the hash always whole.
+  std::string longer = cni::fw::NativeComment(hash, {{"id", std::string(300, 'x')}});
+  CHECK(longer.size() == 128);
+  CHECK(longer.rfind(hash + ", id: x", 0) == 0);
+}
+
 TEST_CASE("fw: rule text that could inject commands is refused with code 7", "[fw]") {
   using cni::fw::ValidateRuleText;
   CHECK(ValidateRuleText("c", "ip saddr 10.0.0.0/8").ok());

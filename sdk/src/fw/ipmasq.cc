@@ -24,20 +24,16 @@ namespace {
 constexpr NftFamily kFamily = NftFamily::kInet;
 constexpr const char* kTable = "cni_plugins_masquerade";
 constexpr const char* kChain = "masq_checks";
-constexpr size_t kNftCommentMax = 128;  // knftables.CommentLengthMax
 
-std::string StripQuotes(absl::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
-}
+// "<ifname>:<container ID>": the attachment within its network.
+std::string Instance(const MasqTarget& t) { return absl::StrCat(t.ifname, ":", t.container_id); }
 
-std::string NetworkHash(absl::string_view network) { return HashWithPrefix(16, "", network); }
+std::string InstanceHash(const MasqTarget& t) { return AttachmentHash(t.network, Instance(t)); }
 
-std::string InstanceHash(const MasqTarget& t) {
-  return absl::StrCat(NetworkHash(t.network), "-", HashWithPrefix(16, "", absl::StrCat(t.ifname, ":", t.container_id)));
+// The records of `network`'s attachments only (cni/fw/rule_record.h: a
+// scoped store), so that GC of one network never touches another's.
+RuleRecordStore RecordsOf(const char* dir, absl::string_view network) {
+  return RuleRecordStore::ForCurrentNetns(dir, NetworkHash(network));
 }
 
 // --- iptables -------------------------------------------------------------
@@ -193,11 +189,13 @@ bool TeardownWithoutSnapshot(NetfilterSource& nf, const std::optional<RuleRecord
   return RemoveChainOverNetlink(nl, family, chain, nullptr).ok();
 }
 
-// The records' key: the attachment's hash, led by the network's (GC).
-std::string RecordKey(const MasqTarget& t) { return InstanceHash(t); }
+// The records' key within the network's scope: the hash of the attachment's
+// instance. The file, "<cookie>-<network hash>-<instance hash>", is named as
+// before scoped stores, so records written before still serve.
+std::string RecordKey(const MasqTarget& t) { return HashWithPrefix(16, "", Instance(t)); }
 
 absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
+  RuleRecordStore store = RecordsOf(kRecordDir, t.network);
   const std::string key = RecordKey(t);
   // A repeated ADD finds its chain: only the snapshot sees what is there.
   const bool repeated = store.Load(key).has_value();
@@ -221,7 +219,7 @@ absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::I
 }
 
 absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, std::vector<std::string>& errors) {
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
+  RuleRecordStore store = RecordsOf(kRecordDir, t.network);
   const std::optional<RuleRecord> record = store.Load(RecordKey(t));
   for (bool v6 : {false, true}) {
     if (!IptablesAvailable(v6) || TeardownWithoutSnapshot(nf, record, v6, t)) continue;
@@ -236,10 +234,8 @@ absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, 
 // `keep` lose their chains and jumps (upstream's chains carry no network
 // marker, so unrecorded ones cannot be told apart and stay, as upstream).
 void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std::vector<std::string>& keep) {
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kRecordDir);
-  const std::string prefix = absl::StrCat(NetworkHash(network), "-");
+  RuleRecordStore store = RecordsOf(kRecordDir, network);
   for (const std::string& key : store.RecordsNotIn(keep)) {
-    if (!absl::StartsWith(key, prefix)) continue;
     std::optional<RuleRecord> record = store.Load(key);
     absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
     if (record.has_value() && sock.ok()) {
@@ -342,7 +338,7 @@ absl::Status SetupNftOnce(net::NetlinkSocket& nf, const RuleRecordStore& store, 
 }
 
 absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  RuleRecordStore store = RecordsOf(kNftRecordDir, t.network);
   bool first = true;
   return RetryOnConflict([&] { return SetupNftOnce(nf, store, addrs, t, std::exchange(first, false)); });
 }
@@ -350,7 +346,7 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
 // The attachment's rules, by its record when the record can be trusted and
 // the deletion by handle succeeds, else listed.
 absl::Status TeardownNft(net::NetlinkSocket& nf, const MasqTarget& t) {
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
+  RuleRecordStore store = RecordsOf(kNftRecordDir, t.network);
   const std::string key = RecordKey(t);
   if (store.DeleteRecorded(nf, key, kTable)) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::vector<NftRule> mine, ListedRulesOf(nf, t));
@@ -365,10 +361,7 @@ absl::Status TeardownNft(net::NetlinkSocket& nf, const MasqTarget& t) {
 
 std::string MasqNftComment(absl::string_view network, absl::string_view ifname, absl::string_view id) {
   MasqTarget t{std::string(network), std::string(ifname), std::string(id)};
-  std::string c = absl::StrCat(InstanceHash(t), ", net: ", StripQuotes(network), ", if: ", StripQuotes(ifname),
-                               ", id: ", StripQuotes(id));
-  if (c.size() > kNftCommentMax) c.resize(kNftCommentMax);
-  return c;
+  return NativeComment(InstanceHash(t), {{"net", network}, {"if", ifname}, {"id", id}});
 }
 
 absl::Status SetupIpMasq(Backend backend, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
@@ -425,12 +418,8 @@ absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const s
     }
   }
   RETURN_IF_ERROR(b.Commit(nf), "garbage-collecting ipMasq (nftables)");
-  RuleRecordStore store = RuleRecordStore::ForCurrentNetns(kNftRecordDir);
-  const std::string record_prefix = absl::StrCat(net_prefix, "-");
-  for (const std::string& key : store.RecordsNotIn(keep_records)) {
-    if (absl::StartsWith(key, record_prefix)) store.Remove(key);
-  }
-  store.RemoveTemporariesBut(keep_records);
+  RuleRecordStore store = RecordsOf(kNftRecordDir, network);
+  store.RemoveAllBut(keep_records);
   return absl::OkStatus();
 }
 

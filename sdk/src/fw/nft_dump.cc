@@ -14,6 +14,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -175,6 +176,25 @@ std::string VerdictChain(nlattr* expressions) {
   return "";
 }
 
+// The raw value of a "cmp" (NFTA_CMP_DATA) or "immediate"
+// (NFTA_IMMEDIATE_DATA) expression, when it is 4 or 16 bytes (an address).
+void AppendAddressValue(nlattr* expr_name, nlattr* expr_data, std::vector<std::string>& values) {
+  const absl::string_view name = StringView(expr_name);
+  const bool cmp = name == "cmp";
+  if ((!cmp && name != "immediate") || expr_data == nullptr) return;
+  std::array<nlattr*, std::max<int>(NFTA_CMP_MAX, NFTA_IMMEDIATE_MAX) + 1> attrs{};
+  const int max = cmp ? NFTA_CMP_MAX : NFTA_IMMEDIATE_MAX;
+  if (nla_parse_nested(attrs.data(), max, expr_data, nullptr) != 0) return;
+  nlattr* value_data = cmp ? attrs[NFTA_CMP_DATA] : attrs[NFTA_IMMEDIATE_DATA];
+  std::array<nlattr*, NFTA_DATA_MAX + 1> data{};
+  if (value_data == nullptr || nla_parse_nested(data.data(), NFTA_DATA_MAX, value_data, nullptr) != 0 ||
+      data[NFTA_DATA_VALUE] == nullptr) {
+    return;
+  }
+  const int len = nla_len(data[NFTA_DATA_VALUE]);
+  if (len == 4 || len == 16) values.emplace_back(static_cast<const char*>(nla_data(data[NFTA_DATA_VALUE])), len);
+}
+
 // A listed or echoed rule's place, handle, comment and jump (not its family).
 NftRule RuleFromAttrs(nlattr** tb) {
   NftRule r;
@@ -188,7 +208,13 @@ NftRule RuleFromAttrs(nlattr** tb) {
   if (nlattr* list = tb[NFTA_RULE_EXPRESSIONS]; list != nullptr) {
     nlattr* elem;
     int rem;
-    nla_for_each_nested(elem, list, rem) ++r.expressions;
+    nla_for_each_nested(elem, list, rem) {
+      ++r.expressions;
+      std::array<nlattr*, NFTA_EXPR_MAX + 1> expr{};
+      if (nla_parse_nested(expr.data(), NFTA_EXPR_MAX, elem, nullptr) == 0) {
+        AppendAddressValue(expr[NFTA_EXPR_NAME], expr[NFTA_EXPR_DATA], r.values);
+      }
+    }
   }
   return r;
 }

@@ -115,10 +115,11 @@ bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, con
   return true;
 }
 
-RuleRecordStore RuleRecordStore::ForCurrentNetns(std::string dir) {
+RuleRecordStore RuleRecordStore::ForCurrentNetns(std::string dir, absl::string_view scope) {
   absl::StatusOr<uint64_t> cookie = net::CurrentNetnsCookie();
   if (!cookie.ok()) return RuleRecordStore(std::move(dir), "");
-  return RuleRecordStore(std::move(dir), absl::StrCat(*cookie, "-"));
+  if (scope.empty()) return RuleRecordStore(std::move(dir), absl::StrCat(*cookie, "-"));
+  return RuleRecordStore(std::move(dir), absl::StrCat(*cookie, "-", scope, "-"));
 }
 
 std::string RuleRecordStore::PathOf(const std::string& id) const {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "cni/error.h"
+#include "cni/fw/names.h"
 #include "cni/json.h"
 #include "config.h"
 #include "portmap.h"
@@ -108,9 +109,19 @@ TEST_CASE("portmap nftables: one batch with upstream's tables, chains and commen
   std::string b = batch.ToText();
   CHECK(absl::StrContains(b, "add table ip cni_hostport"));
   CHECK(absl::StrContains(b, "add table ip6 cni_hostport"));
-  CHECK(absl::StrContains(b, "add rule ip cni_hostport prerouting ip saddr 10.0.0.0/8 jump hostports"));
-  CHECK(absl::StrContains(b, "add rule ip cni_hostport hostports tcp dport 8080 dnat to 10.88.0.5:80 comment \"ctr\""));
-  CHECK(absl::StrContains(b, "hostip_hostports ip daddr 10.0.0.1 udp dport 53 dnat to 10.88.0.5:53"));
+  // Upstream 1.9's layout: the hooks reach hostports_all for local
+  // destinations only; every DNAT in hostports.
+  CHECK(absl::StrContains(
+      b, "add rule ip cni_hostport prerouting ip saddr 10.0.0.0/8 fib daddr type local jump hostports_all"));
+  CHECK(absl::StrContains(b, "add rule ip cni_hostport hostports_all jump hostip_hostports\n"
+                             "add rule ip cni_hostport hostports_all jump hostports\n"));
+  // The comment names the network and the container.
+  const std::string comment = cni::fw::NativeComment(cni::fw::AttachmentHash(c->name, "ctr"),
+                                                     {{"net", c->name}, {"id", "ctr"}});
+  CHECK(absl::StrContains(
+      b, "add rule ip cni_hostport hostports tcp dport 8080 dnat to 10.88.0.5:80 comment \"" + comment + "\""));
+  CHECK(absl::StrContains(b, "add rule ip cni_hostport hostports ip daddr 10.0.0.1 udp dport 53 dnat to 10.88.0.5:53"));
+  CHECK_FALSE(absl::StrContains(b, "add rule ip cni_hostport hostip_hostports"));
   CHECK(absl::StrContains(b, "add rule ip6 cni_hostport hostports tcp dport 8080 dnat to [fd00::5]:80"));
   CHECK_FALSE(absl::StrContains(b, "ip6 daddr 10.0.0.1"));
   CHECK(absl::StrContains(b, "ip saddr 127.0.0.1 ip daddr 10.88.0.5 masquerade"));

@@ -31,6 +31,10 @@ struct NftRule {
   std::string comment;                // the rule's comment, "" when none
   std::string jump;                   // the chain its verdict jumps or goes to, "" when none
   size_t expressions = 0;             // how many expressions it has ("jump x": 1)
+  // The 4- and 16-byte values it compares with or loads ("cmp" and
+  // "immediate" data, raw): the addresses a rule matches or DNATs to, which
+  // tell whose a rule is when its comment does not.
+  std::vector<std::string> values;
 };
 
 }  // namespace cni::fw

@@ -53,8 +53,12 @@ bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, con
 class RuleRecordStore {
  public:
   // Without netns cookies (Linux before 5.14) the store is disabled: Load
-  // finds nothing and Save keeps nothing.
-  static RuleRecordStore ForCurrentNetns(std::string dir);
+  // finds nothing and Save keeps nothing. A non-empty `scope` (a network's
+  // NetworkHash, cni/fw/names.h) confines the store to that scope's records:
+  // each file is "<netns cookie>-<scope>-<key>", and every listing (GC's
+  // RemoveAllBut, RecordsNotIn, RemoveTemporariesBut) sees only those, so
+  // one network's GC never forgets another network's records.
+  static RuleRecordStore ForCurrentNetns(std::string dir, absl::string_view scope = "");
 
   // Whether records are kept at all.
   bool enabled() const { return !prefix_.empty(); }
