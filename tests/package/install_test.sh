@@ -41,6 +41,7 @@ fi
 {
   for p in $plugins; do echo "$plugindir/$p"; done
   echo "$plugindir/cnitool"
+  echo "$plugindir/cni-conformance"
   for u in $(source_units "$src"); do echo "$prefix/$u"; done
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"
   echo "$libdir/libcnisdk.a"
