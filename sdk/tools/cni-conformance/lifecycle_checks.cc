@@ -33,10 +33,10 @@ std::string Summary(const cni::Json& result) {
 
 void Runner::CheckLifecycle(const std::string& version, bool first) {
   const std::string at = absl::StrCat(" ", version);
+  const State before = HostState();
   absl::StatusOr<Attachment> att = Attach(version);
   if (!att.ok()) {
     report_.Add("ADD" + at, Outcome::kFail, absl::StrCat("setting up: ", att.status().message()));
-    if (first) baseline_ = HostState();
     return;
   }
   Attachment& a = *att;
@@ -82,19 +82,19 @@ void Runner::CheckLifecycle(const std::string& version, bool first) {
                  subject_.before.empty() ? "" : "as the plugins before it left it");
   if (first) {
     // Shared objects a plugin makes once and keeps (a bridge, host-local's
-    // lock file, a shared chain) are not leftovers; what the next cycles
-    // leave beyond them is.
-    baseline_ = HostState();
-    std::vector<std::string> kept = Differences(untouched_, *baseline_, 6);
+    // lock file, a shared chain) are not leftovers; what each later step
+    // leaves beyond the state it started from is.
+    std::vector<std::string> kept = Differences(before, HostState(), 6);
     report_.Add("DEL" + at + ": host state recorded", Outcome::kPass,
-                absl::StrCat("later cycles must leave the host as this one did",
+                absl::StrCat("later steps must leave the host as they find it",
                              kept.empty() ? "" : "; kept: ", absl::StrJoin(kept, "; ")));
   } else {
-    report_.Expect("DEL" + at + ": no leftovers on the host", HostDifferences(*baseline_));
+    report_.Expect("DEL" + at + ": no leftovers on the host", HostDifferences(before));
   }
 }
 
 void Runner::CheckDelWithoutAdd(const std::string& version) {
+  const State before = HostState();
   absl::StatusOr<Attachment> att = Attach(version);
   if (!att.ok()) {
     report_.Add("DEL without ADD", Outcome::kFail, absl::StrCat("setting up: ", att.status().message()));
@@ -104,12 +104,13 @@ void Runner::CheckDelWithoutAdd(const std::string& version) {
   Answer del = Run("DEL", *att, ExecConfig(version, att->prev));
   report_.Expect("DEL without ADD", Ok(del));
   std::vector<std::string> failures = Detach(*att);
-  std::vector<std::string> left = HostDifferences(*baseline_);
+  std::vector<std::string> left = HostDifferences(before);
   failures.insert(failures.end(), left.begin(), left.end());
   report_.Expect("DEL without ADD: no leftovers on the host", failures);
 }
 
 void Runner::CheckDelNetnsGone(const std::string& version) {
+  const State before = HostState();
   absl::StatusOr<Attachment> att = Attach(version);
   if (!att.ok()) {
     report_.Add("DEL with the netns gone", Outcome::kFail, absl::StrCat("setting up: ", att.status().message()));
@@ -132,7 +133,7 @@ void Runner::CheckDelNetnsGone(const std::string& version) {
   Answer del = Run("DEL", a, ExecConfig(version, AtLeast(version, "0.4.0") ? a.result : a.prev));
   report_.Expect("DEL with the netns gone", Ok(del));
   std::vector<std::string> failures = Detach(a, /*netns_already_gone=*/true);
-  std::vector<std::string> left = HostDifferences(*baseline_);
+  std::vector<std::string> left = HostDifferences(before);
   failures.insert(failures.end(), left.begin(), left.end());
   report_.Expect("DEL with the netns gone: no leftovers on the host", failures);
 }
@@ -143,6 +144,7 @@ void Runner::CheckGc() {
     report_.Add("GC", Outcome::kSkip, "the plugin does not support 1.1.0");
     return;
   }
+  const State before = HostState();
   absl::StatusOr<Attachment> att = Attach(version);
   if (!att.ok()) {
     report_.Add("GC", Outcome::kFail, absl::StrCat("setting up: ", att.status().message()));
@@ -189,7 +191,7 @@ void Runner::CheckGc() {
   std::vector<std::string> failures = Ok(del);
   std::vector<std::string> detach = Detach(a);
   failures.insert(failures.end(), detach.begin(), detach.end());
-  std::vector<std::string> left = HostDifferences(*baseline_);
+  std::vector<std::string> left = HostDifferences(before);
   failures.insert(failures.end(), left.begin(), left.end());
   report_.Expect("DEL after GC: no leftovers on the host", failures);
 }

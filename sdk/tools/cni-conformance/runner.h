@@ -100,7 +100,6 @@ class Runner {
   cni::runtime::Runtime runtime_;
   std::vector<std::string> supported_;  // from VERSION, in the plugin's order
   State untouched_;                     // the host before any plugin ran
-  std::optional<State> baseline_;       // the host after the first ADD/DEL cycle
   int ids_ = 0;
 };
 
