@@ -60,7 +60,8 @@ for name in ["bridge", "ptp", "macvlan", "tap", "loopback", "host-local", "stati
         g["versions"] += versions
     parts = []
     for key, g in groups.items():
-        detail = re.sub(r"\s+", " ", g["detail"])[:140].replace("|", "\\|")
+        detail = re.sub(r"\s*\(stderr:.*", "", g["detail"], flags=re.S)  # logs, timestamps
+        detail = re.sub(r"\s+", " ", detail)[:140].replace("|", "\\|")
         vs = " (" + " ".join(g["versions"]) + ")" if g["versions"] else ""
         parts.append(f"**{key}**{vs}: {detail}")
     print(f"| {name} | {s['pass']} | {s['fail']} | {s['skip']} | {'<br>'.join(parts) or '—'} |")

@@ -144,8 +144,18 @@ State Runner::HostState() const {
 }
 
 std::vector<std::string> Runner::HostDifferences(const State& want) const {
+  // Only kernel objects can still be going away on their own (the veth ends
+  // of a namespace the kernel is tearing down); files and rules cannot.
+  auto settling = [](const std::vector<std::string>& diff) {
+    for (const std::string& line : diff) {
+      for (const char* kind : {"left: host link ", "left: host addr ", "left: host route ", "left: host rule "}) {
+        if (line.rfind(kind, 0) == 0) return true;
+      }
+    }
+    return false;
+  };
   std::vector<std::string> diff = Differences(want, HostState());
-  for (int i = 0; i < 20 && !diff.empty(); ++i) {
+  for (int i = 0; i < 20 && settling(diff); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     diff = Differences(want, HostState());
   }

@@ -84,9 +84,9 @@ class Runner {
   // The private host's state (links, addresses, routes, rules, nftables,
   // files under the watched directories).
   State HostState() const;
-  // Waits (up to ~2 s) for the host's state to equal `want`, for what the
-  // kernel tears down asynchronously (a dead namespace's veth ends); returns
-  // the differences that remain.
+  // The host's differences from `want`; while links, addresses, routes or
+  // rules are left over, looked at again for up to ~2 s (the kernel tears a
+  // dead namespace's veth ends down asynchronously).
   std::vector<std::string> HostDifferences(const State& want) const;
 
   std::string NextId();
