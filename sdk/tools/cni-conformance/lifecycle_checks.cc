@@ -60,6 +60,8 @@ void Runner::CheckLifecycle(const std::string& version, bool first) {
     } else if (!a.result.is_null()) {
       Answer check = Run("CHECK", a, ExecConfig(version, a.result));
       report_.Expect("CHECK" + at + " after ADD", Ok(check));
+    } else {
+      report_.Add("CHECK" + at + " after ADD", Outcome::kSkip, "ADD printed no result to check against");
     }
   } else {
     report_.Add("ADD" + at + ": result valid", Outcome::kSkip, "ADD failed");
@@ -100,8 +102,9 @@ void Runner::CheckDelWithoutAdd(const std::string& version) {
     report_.Add("DEL without ADD", Outcome::kFail, absl::StrCat("setting up: ", att.status().message()));
     return;
   }
-  // The plugin alone: no prevResult, nothing of its own to find.
-  Answer del = Run("DEL", *att, ExecConfig(version, att->prev));
+  // No prevResult: a runtime has no cached result for an attachment whose
+  // ADD never ran (or never got this far).
+  Answer del = Run("DEL", *att, ExecConfig(version, nullptr));
   report_.Expect("DEL without ADD", Ok(del));
   std::vector<std::string> failures = Detach(*att);
   std::vector<std::string> left = HostDifferences(before);
