@@ -22,6 +22,7 @@ run bridge bridge.json
 run ptp ptp.json
 run macvlan macvlan.json --master cnf-master0
 run tap tap.json
+run host-device host-device.json --master cnf-dev0
 run loopback loopback.json
 run host-local host-local.json --data-dir /var/lib/cni/conformance-host-local
 run static static.json
@@ -36,7 +37,7 @@ import json, os, re, sys
 out = sys.argv[1]
 print("| plugin | pass | fail | skip | what failed |")
 print("| --- | ---: | ---: | ---: | --- |")
-for name in ["bridge", "ptp", "macvlan", "tap", "loopback", "host-local", "static",
+for name in ["bridge", "ptp", "macvlan", "tap", "host-device", "loopback", "host-local", "static",
              "tuning", "sbr", "bandwidth", "firewall", "portmap"]:
     path = os.path.join(out, name + ".json")
     try:

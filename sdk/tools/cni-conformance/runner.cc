@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cni/net/link.h"
+#include "cni/net/netlink.h"
 #include "cni/version.h"
 
 namespace conformance {
@@ -143,7 +145,18 @@ State Runner::HostState() const {
   return state;
 }
 
-std::vector<std::string> Runner::HostDifferences(const State& want) const {
+std::vector<std::string> Runner::HostDifferences(const State& want, const std::vector<std::string>& except) const {
+  auto filtered = [&](std::vector<std::string> diff) {
+    std::erase_if(diff, [&](const std::string& line) {
+      for (const std::string& link : except) {
+        for (const char* kind : {" link ", " addr ", " dev "}) {
+          if (line.find(absl::StrCat(kind, link, " ")) != std::string::npos) return true;
+        }
+      }
+      return false;
+    });
+    return diff;
+  };
   // Only kernel objects can still be going away on their own (the veth ends
   // of a namespace the kernel is tearing down); files and rules cannot.
   auto settling = [](const std::vector<std::string>& diff) {
@@ -154,12 +167,37 @@ std::vector<std::string> Runner::HostDifferences(const State& want) const {
     }
     return false;
   };
-  std::vector<std::string> diff = Differences(want, HostState());
+  std::vector<std::string> diff = filtered(Differences(want, HostState(), 1000));
   for (int i = 0; i < 20 && settling(diff); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    diff = Differences(want, HostState());
+    diff = filtered(Differences(want, HostState(), 1000));
+  }
+  if (diff.size() > 12) {
+    size_t more = diff.size() - 12;
+    diff.resize(12);
+    diff.push_back(absl::StrCat("... and ", more, " more"));
   }
   return diff;
+}
+
+std::vector<std::string> Runner::RestoreHostVeths(const State& as_in) {
+  std::vector<std::string> names;
+  absl::StatusOr<cni::net::NetlinkSocket> sock = cni::net::NetlinkSocket::Open();
+  for (const std::string& name : options_.host_veths) {
+    std::string peer = HostVethPeer(name);
+    names.push_back(name);
+    names.push_back(peer);
+    if (!sock.ok() || cni::net::LinkExists(*sock, name).value_or(true)) continue;
+    (void)cni::net::DeleteLinkByNameIfExists(*sock, peer);
+    (void)CreateHostVeth(name);  // both ends up
+    for (const std::string& n : {name, peer}) {
+      absl::StatusOr<cni::net::LinkInfo> link = cni::net::LinkByName(*sock, n);
+      if (link.ok() && as_in.count(absl::StrCat("host link ", n, " veth down")) != 0) {
+        (void)cni::net::SetLinkDown(*sock, *link);
+      }
+    }
+  }
+  return names;
 }
 
 }  // namespace conformance

@@ -87,7 +87,14 @@ class Runner {
   // The host's differences from `want`; while links, addresses, routes or
   // rules are left over, looked at again for up to ~2 s (the kernel tears a
   // dead namespace's veth ends down asynchronously).
-  std::vector<std::string> HostDifferences(const State& want) const;
+  // Lines about the links in `except` (and their addresses and routes) are
+  // left out.
+  std::vector<std::string> HostDifferences(const State& want,
+                                           const std::vector<std::string>& except = {}) const;
+  // Makes the --master veth pairs again where they are gone (a veth moved
+  // into a namespace dies with it), up or down as `as_in` had them; returns
+  // their names and their peers'.
+  std::vector<std::string> RestoreHostVeths(const State& as_in);
 
   std::string NextId();
 

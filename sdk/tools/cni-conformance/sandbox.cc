@@ -110,10 +110,12 @@ absl::Status Sandboxes::Remove(const std::string& path) {
   return absl::OkStatus();
 }
 
+std::string HostVethPeer(const std::string& name) { return (name + "-p").substr(0, 15); }
+
 absl::Status CreateHostVeth(const std::string& name) {
   absl::StatusOr<cni::net::NetlinkSocket> sock = cni::net::NetlinkSocket::Open();
   if (!sock.ok()) return sock.status();
-  std::string peer = (name + "-p").substr(0, 15);
+  std::string peer = HostVethPeer(name);
   if (absl::Status s = cni::net::CreateVeth(*sock, {.name = name, .peer_name = peer}); !s.ok()) return s;
   for (const std::string& n : {name, peer}) {
     absl::StatusOr<cni::net::LinkInfo> link = cni::net::LinkByName(*sock, n);

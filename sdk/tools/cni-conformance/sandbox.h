@@ -48,4 +48,7 @@ class Sandboxes {
 // host-device moves) and its peer `name` + "-p" (cut to 15 bytes).
 absl::Status CreateHostVeth(const std::string& name);
 
+// The peer's name CreateHostVeth gives the pair `name`.
+std::string HostVethPeer(const std::string& name);
+
 }  // namespace conformance
