@@ -32,13 +32,13 @@ Runner::Runner(Options options, Subject subject)
 Report Runner::Run() {
   // Bad input must change nothing: the protocol checks run first, against
   // the untouched private host.
-  untouched_ = HostState();
+  const State untouched = HostState();
   CheckVersion();
   CheckAbout();
   CheckUnsupportedVersion();
   CheckMissingEnvironment();
   CheckMalformedConfig();
-  report_.Expect("rejected calls changed nothing on the host", HostDifferences(untouched_));
+  report_.Expect("rejected calls changed nothing on the host", HostDifferences(untouched));
 
   // The versions to run ADD at: every supported one the spec defines
   // (results before 0.3.0 have the older shape, checked as such), newest

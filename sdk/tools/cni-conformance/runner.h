@@ -106,7 +106,6 @@ class Runner {
   Sandboxes sandboxes_;
   cni::runtime::Runtime runtime_;
   std::vector<std::string> supported_;  // from VERSION, in the plugin's order
-  State untouched_;                     // the host before any plugin ran
   int ids_ = 0;
 };
 
