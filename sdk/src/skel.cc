@@ -233,6 +233,16 @@ std::string ErrorVersion(absl::string_view stdin_data) {
   return std::string(kCurrentVersion);
 }
 
+// The version a VERSION answer carries: the one on input (spec section 5,
+// "Version"), when it is a version at all; else "" (our current one).
+std::string VersionAnswerVersion(absl::string_view stdin_data) {
+  absl::StatusOr<Json> j = ParseJson(stdin_data);
+  if (!j.ok()) return "";
+  const Json* v = FindKey(*j, "cniVersion");
+  if (v == nullptr || !v->is_string() || !ParseVersion(v->get<std::string>()).ok()) return "";
+  return v->get<std::string>();
+}
+
 // Parses, validates and dispatches, turning any exception a handler or a
 // library lets escape into an error document: catching it here unwinds the
 // handler's stack, so its scope guards roll back what it had done.
@@ -330,7 +340,9 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
   if (!IsKnownCommand(cmd)) {
     status = Error(ErrorCode::kInvalidEnvironment, absl::StrCat("unknown CNI_COMMAND: ", cmd));
   } else if (cmd == "VERSION") {
-    out << Dump(VersionInfoJson(kCurrentVersion, supported)) << "\n";
+    // Upstream's skel answers with its own version whatever was asked; the
+    // spec says the version on input, and libcni reads either.
+    out << Dump(VersionInfoJson(VersionAnswerVersion(io.stdin_data), supported)) << "\n";
     return 0;
   } else {
     status = GuardedDispatch(funcs, info, io, cmd, out);

@@ -11,6 +11,8 @@
 # 3. --prefix works for the SDK component.
 # 4. Configures and builds sdk/examples/route-plugin against the INSTALLED SDK
 #    (find_package(CniSdk), with warnings as errors) and runs its tests.
+#    As root, the installed cni-conformance passes it (chained after the
+#    installed ptp, tests/conformance/route-example.conflist).
 # 5. Builds the same example with only `pkg-config --cflags --libs cni-sdk` and
 #    runs it through the CNI protocol.
 set -euo pipefail
@@ -42,6 +44,7 @@ fi
   for p in $plugins; do echo "$plugindir/$p"; done
   for h in $(source_helpers "$src"); do echo "$plugindir/$h"; done
   echo "$plugindir/cnitool"
+  echo "$plugindir/cni-conformance"
   for u in $(source_units "$src"); do echo "$prefix/$u"; done
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"
   for d in $(source_sdk_docs "$src"); do echo "$prefix/$d"; done
@@ -94,6 +97,16 @@ fi
 grep -qF "$root$includedir" "$scratch/example/compile_commands.json" ||
   fail "the example was not compiled against the installed headers"
 ctest --test-dir "$scratch/example" --output-on-failure || fail "the example's tests"
+
+step "the installed cni-conformance passes the example (chained after the installed ptp)"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "  SKIP: needs root for its private namespaces"
+else
+  "$root$plugindir/cni-conformance" --cni-path "$root$plugindir" "$scratch/example/route-example" \
+    "$src/tests/conformance/route-example.conflist" >"$scratch/conformance.txt" ||
+    { cat "$scratch/conformance.txt"; fail "cni-conformance against the example"; }
+  echo "  $(tail -1 "$scratch/conformance.txt")"
+fi
 
 step "build the example with pkg-config only"
 export PKG_CONFIG_PATH=$root$libdir/pkgconfig

@@ -149,12 +149,18 @@ TEST_CASE("skel: VERSION answers with every supported version", "[skel]") {
   Outcome o = RunSkel(RecordingFuncs(rec), {{"CNI_COMMAND", "VERSION"}}, "{\"cniVersion\":\"0.4.0\"}");
   REQUIRE(o.rc == 0);
   Json j = o.json();
-  CHECK(j["cniVersion"] == "1.1.0");
+  // Spec section 5, "Version": cniVersion is the value given on input.
+  CHECK(j["cniVersion"] == "0.4.0");
   CHECK(j["supportedVersions"] ==
         Json({"0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}));
   CHECK(rec.calls.empty());
-  // VERSION needs no configuration at all.
-  CHECK(RunSkel(RecordingFuncs(rec), {{"CNI_COMMAND", "VERSION"}}, "").rc == 0);
+  // VERSION needs no configuration at all; without a version (or with one
+  // that is not a version) the answer carries ours.
+  Outcome bare = RunSkel(RecordingFuncs(rec), {{"CNI_COMMAND", "VERSION"}}, "");
+  REQUIRE(bare.rc == 0);
+  CHECK(bare.json()["cniVersion"] == "1.1.0");
+  CHECK(RunSkel(RecordingFuncs(rec), {{"CNI_COMMAND", "VERSION"}}, R"({"cniVersion":"x"})").json()["cniVersion"] ==
+        "1.1.0");
 }
 
 TEST_CASE("skel: no CNI_COMMAND prints the about line on stderr and succeeds", "[skel]") {
