@@ -201,7 +201,13 @@ void Daemon::Resume() {
   }
 }
 
-absl::StatusOr<Result> Daemon::Add(LeaseSpec spec) {
+absl::StatusOr<Result> Daemon::Add(LeaseSpec spec, std::optional<absl::Duration> budget) {
+  const absl::Time start = absl::Now();
+  // The exchange ends a little before the plugin stops waiting, so that the
+  // plugin reports the daemon's own reason (no reply, NAK...) and no lease is
+  // acquired for an ADD that has already failed.
+  absl::Time deadline = start + options_.timing.resend_timeout;
+  if (budget) deadline = std::min(deadline, start + *budget - std::min(*budget / 10, absl::Seconds(2)));
   spec.netns = options_.host_prefix + spec.netns;
   std::string id = spec.ClientId();
   std::shared_ptr<std::mutex> lock = AttachmentLock(id);
@@ -215,7 +221,7 @@ absl::StatusOr<Result> Daemon::Add(LeaseSpec spec) {
     (void)old->Stop(false);  // expired or gone: acquire anew
   }
   auto lease = std::make_shared<Lease>(std::move(spec), options_.timing, [this] { Save(); });
-  RETURN_IF_ERROR(lease->Acquire());
+  RETURN_IF_ERROR(lease->Acquire(deadline));
   {
     std::lock_guard<std::mutex> lk(mu_);
     leases_[id] = lease;
@@ -287,7 +293,13 @@ Json Daemon::Handle(const Json& request) {
   if (op == "STATUS") return Json::object();
   if (op == "GC") return done(Gc(request.value("network", ""), request.value("valid", Json::array())));
   if (!spec.ok()) return ErrorAnswer(spec.status());
-  if (op == "ADD") return with_result(Add(*std::move(spec)));
+  if (op == "ADD") {
+    std::optional<absl::Duration> budget;
+    if (const Json* ms = FindKey(request, "budgetMs"); ms != nullptr && ms->is_number_integer()) {
+      budget = absl::Milliseconds(ms->get<int64_t>());
+    }
+    return with_result(Add(*std::move(spec), budget));
+  }
   if (op == "DEL") return done(Del(*spec));
   if (op == "CHECK") return with_result(Check(*spec));
   return ErrorAnswer(Error(ErrorCode::kInvalidEnvironment, absl::StrCat("dhcp daemon: unknown request \"", op, "\"")));

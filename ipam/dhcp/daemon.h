@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ class Daemon {
   Json Handle(const Json& request);
 
  private:
-  absl::StatusOr<Result> Add(LeaseSpec spec);
+  // `budget`: how long the plugin waits for the answer (none: -resendtimeout).
+  absl::StatusOr<Result> Add(LeaseSpec spec, std::optional<absl::Duration> budget);
   absl::Status Del(const LeaseSpec& spec);
   absl::StatusOr<Result> Check(const LeaseSpec& spec);
   absl::Status Gc(const std::string& network, const Json& valid);

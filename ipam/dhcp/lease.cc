@@ -223,10 +223,10 @@ void Lease::Commit(Bound b, bool notify) {
   if (notify && on_change_) on_change_();
 }
 
-absl::Status Lease::Acquire() {
+absl::Status Lease::Acquire(absl::Time deadline) {
   Log(absl::StrCat("acquiring a lease on ", spec_.ifname, " in ", spec_.netns));
   ASSIGN_OR_RETURN(Conn conn, Conn::Open(spec_.netns, spec_.ifname));
-  absl::StatusOr<Bound> b = Discover(conn, absl::Now() + timing_.resend_timeout);
+  absl::StatusOr<Bound> b = Discover(conn, deadline);
   Conn::CloseInBackground(std::move(conn));
   if (!b.ok()) return Annotate(b.status(), "acquiring a DHCP lease");
   Commit(*std::move(b), /*notify=*/false);  // the daemon saves once the lease is in its table

@@ -65,8 +65,8 @@ class Lease {
   Lease& operator=(const Lease&) = delete;
 
   // Runs the first exchange on the calling thread; on success starts the
-  // maintenance thread. Code 11 when no server answers within -resendtimeout.
-  absl::Status Acquire();
+  // maintenance thread. Code 11 when no server answers by `deadline`.
+  absl::Status Acquire(absl::Time deadline);
   // Takes over a lease the daemon persisted before a restart and renews it at
   // once (unicast to its server), then maintains it as usual.
   void Resume(Message ack, net::MacAddress server_mac, absl::Time bound_at);

@@ -539,6 +539,51 @@ TEST_CASE("dhcp: the daemon not running is code 11 (STATUS 50)", "[netns][dhcp]"
   TearDown(fx, {c1}, {"mst0"});
 }
 
+TEST_CASE("dhcp: a daemon that accepts and never answers: code 11 within the timeout", "[netns][dhcp]") {
+  // A listening socket that nobody serves: connect and the request's write
+  // succeed (the backlog takes them), the answer never comes.
+  NetnsFixture fx;
+  const std::string c1 = fx.AddNetns("c1");
+  TempDir dir;
+  const std::string path = dir.str() + "/dhcp.sock";
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(listen(listener, 16) == 0);
+  auto conf = [&](const Json& extra) {
+    Json ipam = {{"type", "dhcp"}, {"daemonSocketPath", path}};
+    for (const auto& [k, v] : extra.items()) ipam[k] = v;
+    return Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", ipam}}.dump();
+  };
+  auto timed = [&](const std::string& command, const std::string& c, int want_code, int at_least_ms,
+                   int at_most_ms) {
+    auto start = std::chrono::steady_clock::now();
+    RunResult r = CallPlugin("dhcp", command, c, command == "STATUS" || command == "GC" ? "" : c1,
+                             command == "STATUS" || command == "GC" ? "" : "ctr1");
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    INFO(command << " took " << ms << " ms: " << Describe(r));
+    CHECK(ErrorCode(r) == want_code);
+    CHECK(ms >= at_least_ms);
+    CHECK(ms < at_most_ms);
+    if (want_code == 11) CHECK(absl::StrContains(ErrorMessage(r), "did not answer within"));
+  };
+  // "timeout" bounds every command; DEL, CHECK and STATUS wait 10 s at most.
+  timed("ADD", conf({{"timeout", 2}}), 11, 2000, 4000);
+  timed("DEL", conf({{"timeout", 2}}), 11, 2000, 4000);
+  timed("CHECK", conf({{"timeout", 1}}), 11, 1000, 3000);
+  timed("GC", conf({{"timeout", 1}}), 11, 1000, 3000);
+  timed("STATUS", conf({{"timeout", 1}}), 50, 1000, 3000);
+  timed("DEL", conf(Json::object()), 11, 10000, 12500);
+  // Wrong types and values of the key.
+  CHECK(ErrorCode(CallPlugin("dhcp", "ADD", conf({{"timeout", "2s"}}), c1, "ctr1")) == 6);
+  CHECK(ErrorCode(CallPlugin("dhcp", "ADD", conf({{"timeout", 0}}), c1, "ctr1")) == 7);
+  close(listener);
+  fx.DelNetns(c1);
+}
+
 TEST_CASE("dhcp: a daemon killed and restarted renews the live leases and releases them on DEL",
           "[netns][dhcp]") {
   NetnsFixture fx;
