@@ -100,7 +100,12 @@ class Child {
       char pid_env[64] = "LISTEN_PID=";
       char* envp[4] = {path_env.data(), nullptr, nullptr, nullptr};
       if (listen_fd >= 0) {
-        dup2(listen_fd, 3);
+        // dup2 onto itself would keep the socket's close-on-exec flag.
+        if (listen_fd == 3) {
+          fcntl(3, F_SETFD, 0);
+        } else {
+          dup2(listen_fd, 3);
+        }
         // getpid() and the number by hand: async-signal-safe after fork.
         pid_t me = getpid();
         char digits[16];
@@ -152,6 +157,7 @@ struct Lab {
   std::string server_ns;
   std::unique_ptr<Child> dnsmasq;
   std::unique_ptr<Child> daemon;
+  std::string server_if = "srv0";  // the interface dnsmasq serves
 
   explicit Lab(NetnsFixture& f) : fx(f) {
     server_ns = fx.AddNetns("dhcpsrv");
@@ -194,7 +200,7 @@ struct Lab {
     std::vector<std::string> argv = {
         "/usr/bin/nsenter", "--net=" + server_ns, "--", "/usr/sbin/dnsmasq", "--keep-in-foreground",
         "--conf-file=/dev/null", "--user=root", "--group=root", "--port=0", "--no-resolv", "--no-hosts",
-        "--interface=srv0", "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
+        "--interface=" + server_if, "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
         "--dhcp-range=10.77.0.50,10.77.0.150,255.255.255.0,2m", "--dhcp-leasefile=" + Leases(),
         "--pid-file=" + dir.str() + "/dnsmasq.pid", "--log-facility=" + ServerLog(),
         "--dhcp-option=option:router,10.77.0.1", "--dhcp-option=option:dns-server,10.77.0.1",
@@ -392,16 +398,19 @@ TEST_CASE("dhcp: the same lease result as upstream's plugin and daemon, plus DNS
 TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep the address", "[netns][dhcp]") {
   NetnsFixture fx;
   Lab lab(fx);
-  lab.StartServer({"--dhcp-option=option:T1,2s", "--dhcp-option=option:T2,5s"});
+  // Renewals from T1 to T2: several transmissions a second apart.
+  lab.StartServer({"--dhcp-option=option:T1,3s", "--dhcp-option=option:T2,8s"});
   lab.StartDaemon({"-timeout", "1s"});
   std::string c1 = fx.AddNetns("c1");
   std::string conf = MacvlanConf(lab);
   std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
   std::string ack = "DHCPACK(srv0) " + ip + " ";
   int discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
-  // The server's link address changes: unicast renewals (to the old one) are
-  // lost, the broadcast exchange at T2 reaches it.
-  MustExec(fx, lab.server_ns, {"ip", "link", "set", "srv0", "address", "02:00:00:00:77:01"});
+  // The server drops unicast to its port: renewals are lost, the broadcast
+  // exchange at T2 reaches it.
+  MustExec(fx, lab.server_ns,
+           {"nft", "add table inet lossy; add chain inet lossy in { type filter hook input priority 0; }; "
+                   "add rule inet lossy in udp dport 67 meta pkttype host drop"});
   int acks = lab.ServerCount(ack);
   CHECK(WaitFor([&] { return lab.ServerCount("DHCPDISCOVER(srv0)") > discovers && lab.ServerCount(ack) > acks; },
                 12000));
@@ -409,10 +418,18 @@ TEST_CASE("dhcp: renewals that get no answer rebind at T2 by broadcast and keep 
   CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
   CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "no DHCP reply to REQUEST (renewal)"));
   CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
-  // Renewals go to the new link address from then on: ACKs without DISCOVERs.
+  // Unicast renewals get through again: ACKs without DISCOVERs.
+  MustExec(fx, lab.server_ns, {"nft", "delete table inet lossy"});
   discovers = lab.ServerCount("DHCPDISCOVER(srv0)");
   acks = lab.ServerCount(ack);
   CHECK(WaitFor([&] { return lab.ServerCount(ack) >= acks + 2; }, 8000));
+  CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
+  // The server's link address changes (failover, a re-made bridge): the
+  // container's neighbour entry still has the old one, so a renewal is lost,
+  // and the next transmission resolves the new one: still no DISCOVER.
+  MustExec(fx, lab.server_ns, {"ip", "link", "set", "srv0", "address", "02:00:00:00:77:01"});
+  acks = lab.ServerCount(ack);
+  CHECK(WaitFor([&] { return lab.ServerCount(ack) >= acks + 2; }, 12000));
   CHECK(lab.ServerCount("DHCPDISCOVER(srv0)") == discovers);
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
@@ -725,4 +742,64 @@ TEST_CASE("dhcp: macvlan and bridge with dhcp through the runtime library", "[ne
   CHECK(rt.DelNetworkList(br, a2).ok());
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip1) && !lab.ServerHasLease(ip2); }, 3000));
   lab.Finish({c1, c2}, {"br0"});
+}
+
+TEST_CASE("dhcp: RELEASE reaches a server on a bridge whose MAC changed with its ports", "[netns][dhcp]") {
+  // The server sits on a bridge made without a fixed MAC: Linux gives it the
+  // lowest MAC among its ports. Container c1's port has the lowest possible
+  // one, so the bridge answers with it until c1's link is deleted, and then
+  // takes c2's port's MAC. c2's RELEASE must still reach the server.
+  NetnsFixture fx;
+  Lab lab(fx);
+  const std::string& srv = lab.server_ns;
+  MustExec(fx, srv, {"ip", "addr", "flush", "dev", "srv0"});
+  MustExec(fx, srv, {"ip", "link", "add", "brs", "type", "bridge"});
+  MustExec(fx, srv, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "brs"});
+  MustExec(fx, srv, {"ip", "link", "set", "brs", "up"});
+  lab.server_if = "brs";
+  lab.StartServer();
+  lab.StartDaemon();
+  Json ipam = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)}};
+  const std::string conf = ipam.dump();
+  auto bridge_has_lowest_mac = [&] {
+    return absl::StrContains(MustExec(fx, srv, {"ip", "-o", "link", "show", "brs"}), "link/ether 02:00:00:00:00:01 ");
+  };
+  std::vector<std::string> containers;
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    INFO("cycle " << cycle);
+    std::vector<std::string> ns, ips;
+    for (int i = 1; i <= 2; ++i) {
+      ns.push_back(fx.AddNetns(absl::StrCat("c", i)));
+      containers.push_back(ns.back());
+      const std::string port = absl::StrCat("v", i);
+      std::vector<std::string> add = {"ip", "link", "add", "eth0", "netns", ns.back(), "type", "veth",
+                                      "peer", "name", port, "netns", srv};
+      if (i == 1) {
+        add.insert(add.end() - 2, {"address", "02:00:00:00:00:01"});
+      }
+      MustExec(fx, "", add);
+      MustExec(fx, srv, {"ip", "link", "set", port, "master", "brs", "up"});
+    }
+    REQUIRE(bridge_has_lowest_mac());
+    for (int i = 0; i < 2; ++i) {
+      // What an interface plugin does with the lease: the address on eth0.
+      ips.push_back(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, ns[i], absl::StrCat("ctr", i)))));
+      MustExec(fx, ns[i], {"ip", "addr", "add", ips[i] + "/24", "dev", "eth0"});
+      CHECK(Ping(ns[i], A(kServer)));  // the container knows the server's MAC
+      CHECK(lab.ServerHasLease(ips[i]));
+    }
+    // DEL as an interface plugin runs it: IPAM first, then the link goes.
+    for (int i = 0; i < 2; ++i) {
+      MustSucceed(CallPlugin("dhcp", "DEL", conf, ns[i], absl::StrCat("ctr", i)));
+      MustExec(fx, ns[i], {"ip", "link", "del", "eth0"});
+      if (i == 0) CHECK_FALSE(bridge_has_lowest_mac());
+    }
+    for (int i = 0; i < 2; ++i) {
+      INFO("container " << i << " " << ips[i]);
+      CHECK(WaitFor([&] { return !lab.ServerHasLease(ips[i]); }, 3000));
+    }
+    for (const std::string& n : ns) fx.DelNetns(n);
+    containers.clear();
+  }
+  lab.Finish(containers);
 }
