@@ -803,3 +803,25 @@ TEST_CASE("dhcp: RELEASE reaches a server on a bridge whose MAC changed with its
   }
   lab.Finish(containers);
 }
+
+TEST_CASE("dhcp: a DEL while the daemon is down keeps the interface, and the retry releases the lease",
+          "[netns][dhcp]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab);
+  std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr1")));
+  lab.daemon->Stop(SIGKILL);
+  RunResult del = Mv("DEL", conf, c1, "ctr1");
+  CHECK(ErrorCode(del) == 11);
+  // Kept for the retry: the daemon releases through it.
+  CHECK(fx.Links(c1) == std::vector<std::string>{"eth0", "lo"});
+  lab.StartDaemon();  // takes the persisted lease over
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"), "retried DEL");
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"), "DEL again");
+  lab.Finish({c1});
+}
