@@ -28,6 +28,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cni/json.h"
 #include "cni/net/ip.h"
@@ -823,5 +824,134 @@ TEST_CASE("dhcp: a DEL while the daemon is down keeps the interface, and the ret
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
   CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
   MustSucceed(Mv("DEL", conf, c1, "ctr1"), "DEL again");
+  lab.Finish({c1});
+}
+
+namespace {
+
+// macvlan + dhcp ADD with a SIGKILL (strace's fault injection) at the `nth`
+// call of `syscall`, in macvlan itself (`target` "macvlan") or in the dhcp
+// IPAM plugin it runs (`target` "dhcp": CNI_PATH finds a wrapper there that
+// runs the real one under strace). One process is killed, as in life.
+RunResult MvKilledAt(const TempDir& wrap_dir, const std::string& target, const std::string& conf,
+                     const std::string& netns, const std::string& syscall, int nth) {
+  std::vector<std::string> strace = {"/usr/bin/strace", "-qq", "-o", "/dev/null",
+                                     "-e", absl::StrCat("trace=", syscall),
+                                     "-e", absl::StrCat("inject=", syscall, ":signal=SIGKILL:when=", nth)};
+  std::vector<std::string> argv = strace;
+  std::string cni_path = PluginDir();
+  if (target == "macvlan") {
+    argv.push_back(PluginDir() + "/macvlan");
+  } else {
+    std::ofstream(wrap_dir.str() + "/dhcp")
+        << "#!/bin/sh\n[ \"$CNI_COMMAND\" = ADD ] && exec " << absl::StrJoin(strace, " ") << " " << PluginDir()
+        << "/dhcp\nexec " << PluginDir() << "/dhcp\n";
+    std::filesystem::permissions(wrap_dir.str() + "/dhcp", std::filesystem::perms::owner_all);
+    argv = {PluginDir() + "/macvlan"};
+    cni_path = wrap_dir.str();
+  }
+  std::vector<std::string> env = {kTestPath, "CNI_COMMAND=ADD", "CNI_CONTAINERID=ctr-kill",
+                                  absl::StrCat("CNI_NETNS=", netns), "CNI_IFNAME=eth0",
+                                  absl::StrCat("CNI_PATH=", cni_path)};
+  return RunProcess(argv, env, conf, 30000);
+}
+
+}  // namespace
+
+TEST_CASE("dhcp: macvlan + dhcp killed at every step of ADD, then DEL leaves nothing", "[netns][dhcp][kill]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  TempDir wrap_dir;
+  std::filesystem::copy_file(PluginDir() + "/macvlan", wrap_dir.str() + "/macvlan");
+  const std::string c1 = fx.AddNetns("c1");
+  const std::string conf = MacvlanConf(lab);
+  const std::string client = ClientIdHex("ctr-kill/dhcpnet/eth0");
+  // Every kind of call macvlan and the dhcp plugin make on the way to a
+  // result (the daemon is not killed: it is not the runtime's child).
+  const std::vector<std::string> calls = {"sendmsg", "sendto",  "recvmsg", "recvfrom", "openat", "read",
+                                          "write",   "connect", "clone3",  "setns",    "execve"};
+  int kills = 0;
+  for (const std::string target : {"macvlan", "dhcp"}) {
+    for (const std::string& syscall : calls) {
+      bool finished = false;
+      for (int nth = 1; nth <= 200 && !finished; ++nth) {
+        RunResult run = MvKilledAt(wrap_dir, target, conf, c1, syscall, nth);
+        finished = run.exit_code == 0;
+        INFO(target << " killed at " << syscall << " #" << nth << ": " << Describe(run));
+        if (!finished) {
+          ++kills;
+          // Killed itself, or failed (and rolled back) because its IPAM child was.
+          CHECK((run.exit_code == 128 + 9 || (run.exit_code == 1 && ErrorCode(run) > 0)));
+        }
+        // What a runtime does next: DEL without prevResult, which must succeed.
+        MustSucceed(Mv("DEL", conf, c1, "ctr-kill"), "DEL after the kill");
+        std::vector<std::string> left;
+        for (const std::string& link : fx.Links(c1)) {
+          if (link != "lo") left.push_back("container link " + link);
+        }
+        for (const std::string& link : fx.Links()) {
+          if (link != "lo" && link != "mst0") left.push_back("host link " + link);
+        }
+        if (absl::StrContains(ReadFile(lab.StateFile()), "ctr-kill")) left.push_back("the daemon's lease record");
+        if (!WaitFor([&] { return !absl::StrContains(ReadFile(lab.Leases()), client); }, 3000)) {
+          left.push_back("the server's lease");
+        }
+        INFO(absl::StrJoin(left, ", "));
+        CHECK(left.empty());
+        if (!left.empty()) break;  // one report is enough
+      }
+      INFO(target << ": " << syscall);
+      CHECK(finished);
+    }
+  }
+  WARN("macvlan + dhcp ADD: " << kills << " kill points");
+  CHECK(kills > 20);
+  // The node still works: ADD, traffic, DEL, the server frees the lease.
+  std::string ip = Addr(MustResult(Mv("ADD", conf, c1, "ctr-after")));
+  CHECK(Ping(c1, A(kServer)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr-after"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: an ADD that a DEL of the same attachment overtook in the daemon takes no lease",
+          "[netns][dhcp]") {
+  // A plugin killed right after sending its ADD: the runtime's DEL may reach
+  // the daemon's attachment lock first. Here the ADD's connection is open
+  // (accepted first) but its request is finished only after the DEL.
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();
+  lab.StartDaemon();
+  const std::string c1 = fx.AddNetns("c1");
+  MustExec(fx, "", {"ip", "link", "add", "link", "mst0", "name", "eth0", "netns", c1, "type", "macvlan"});
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, lab.Socket().data(), lab.Socket().size());
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  Json spec = {{"containerID", "ctr1"}, {"network", "dhcpnet"}, {"ifname", "eth0"}, {"netns", c1},
+               {"parameterList", "0301"}, {"provide", Json::array()}, {"priority", 0}};
+  const std::string request = Json{{"op", "ADD"}, {"lease", spec}}.dump();
+  REQUIRE(write(fd, request.data(), 10) == 10);  // the daemon reads on, waiting for the rest
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Json ipam_conf = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)}};
+  MustSucceed(CallPlugin("dhcp", "DEL", ipam_conf.dump(), c1, "ctr1"), "DEL");
+  REQUIRE(write(fd, request.data() + 10, request.size() - 10) == static_cast<ssize_t>(request.size() - 10));
+  shutdown(fd, SHUT_WR);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) answer.append(buf, static_cast<size_t>(n));
+  close(fd);
+  INFO(answer);
+  CHECK(absl::StrContains(answer, "was deleted after this ADD was sent"));
+  CHECK(lab.ServerCount("DHCPDISCOVER") == 0);
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  // A later ADD of the attachment (a new connection) works.
+  CHECK(absl::StartsWith(Addr(MustResult(CallPlugin("dhcp", "ADD", ipam_conf.dump(), c1, "ctr1"))), "10.77.0."));
+  MustSucceed(CallPlugin("dhcp", "DEL", ipam_conf.dump(), c1, "ctr1"), "DEL");
   lab.Finish({c1});
 }
