@@ -216,9 +216,9 @@ absl::StatusOr<Lease::Bound> Lease::Renew(Conn& conn, absl::Time deadline) {
   std::optional<net::IpAddress> server = cur.ack.Ip(opt::kServerId);
   const int prefix_len = PrefixLength(cur.ack);
   // Unicast through the container's UDP stack, which finds the server's
-  // link address as it is now (see Conn::SendUnicast).
-  // A transmission that went unanswered may have gone to a link address
-  // the server no longer has: the next one resolves it afresh.
+  // link address as it is now (see Conn::SendUnicast). A transmission that
+  // went unanswered may have gone to a link address the server no longer
+  // has: the next one resolves it afresh.
   int sent = 0;
   auto send = [&](const Message& m) -> absl::Status {
     if (!server) return conn.Send(m, addr, Broadcast(), BroadcastMac());
@@ -378,22 +378,24 @@ absl::Status Lease::SendRelease() {
   const net::IpAddress addr = Message::AddrOf(cur.ack.yiaddr);
   Log(absl::StrCat("releasing ", addr.ToString()));
   absl::Status st;
-  // Resolve the server's (or its router's) link address afresh: a learnt
-  // entry may be stale (a bridge's MAC changes with its ports).
-  if (server) ForgetNextHops(*conn, cur.ack);
   if (!server) {
     st = conn->Send(release, addr, Broadcast(), BroadcastMac());
-  } else if (absl::StatusOr<bool> kernel = conn->SendUnicast(release, addr, PrefixLength(cur.ack), *server,
-                                                             cur.server_mac);
-             !kernel.ok()) {
-    st = kernel.status();
-  } else if (*kernel && !conn->WaitSent(absl::Now() + kReleaseResolveWait)) {
-    // The server's link address did not resolve in time (it may not answer
-    // ARP): the packet socket's copy is the last chance before the
-    // interface goes.
-    Log(absl::StrCat("no neighbour for ", server->ToString(), " yet, sending the RELEASE by link broadcast too"));
-    const bool on_link = net::IpPrefix(addr, PrefixLength(cur.ack)).Contains(*server);
-    st = conn->Send(release, addr, *server, on_link ? BroadcastMac() : cur.server_mac);
+  } else {
+    // Resolve the server's (or its router's) link address afresh: a learnt
+    // entry may be stale (a bridge's MAC changes with its ports).
+    ForgetNextHops(*conn, cur.ack);
+    const int prefix_len = PrefixLength(cur.ack);
+    absl::StatusOr<bool> kernel = conn->SendUnicast(release, addr, prefix_len, *server, cur.server_mac);
+    if (!kernel.ok()) {
+      st = kernel.status();
+    } else if (*kernel && !conn->WaitSent(absl::Now() + kReleaseResolveWait)) {
+      // The link address did not resolve in time (the server may not
+      // answer ARP): the packet socket's copy is the last chance before
+      // the interface goes.
+      Log(absl::StrCat("no neighbour for ", server->ToString(), " yet, sending the RELEASE by link broadcast too"));
+      const bool on_link = net::IpPrefix(addr, prefix_len).Contains(*server);
+      st = conn->Send(release, addr, *server, on_link ? BroadcastMac() : cur.server_mac);
+    }
   }
   Conn::CloseInBackground(*std::move(conn));
   return st;
