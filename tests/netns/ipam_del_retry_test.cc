@@ -4,9 +4,8 @@
 // DEL may need the container's interface (the dhcp daemon sends its RELEASE
 // through it). Any other IPAM failure does not keep the interface. Every
 // interface plugin with IPAM, against a stand-in IPAM plugin that runs
-// host-local unless told to fail. (dummy, ipvlan and vlan share macvlan's
-// and tap's DEL, net::DeleteContainerLinkAndAddress; this tier's kernel has
-// none of those link kinds.)
+// host-local unless told to fail. dummy, ipvlan and vlan run in the VM
+// tier (this host's kernel has none of those link kinds).
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -60,16 +59,15 @@ RunResult Call(const std::string& type, const std::string& command, const std::s
 
 Json KeysOf(const std::string& type) {
   if (type == "bridge") return {{"bridge", "brretry"}};
-  if (type == "macvlan") return {{"master", "mst0"}};
+  if (type == "macvlan" || type == "ipvlan") return {{"master", "mst0"}};
+  if (type == "vlan") return {{"master", "mst0"}, {"vlanId", 100}};
   if (type == "host-device") return {{"device", "hd0"}};
   return Json::object();
 }
 
-}  // namespace
-
-TEST_CASE("an IPAM DEL that may finish on a retry keeps the interface for it", "[netns][ipam-del-retry]") {
-  const std::string type = GENERATE(as<std::string>{}, "bridge", "ptp", "macvlan", "tap", "host-device");
-  const std::string mode = GENERATE(as<std::string>{}, "retry", "kill");
+// ADD, a DEL whose IPAM DEL fails as `mode` says, the retry; then a final
+// IPAM failure.
+void KeepsInterfaceForRetry(const std::string& type, const std::string& mode) {
   INFO(type << ", IPAM DEL: " << mode);
   NetnsFixture fx;
   MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "mst0p"});
@@ -110,4 +108,17 @@ TEST_CASE("an IPAM DEL that may finish on a retry keeps the interface for it", "
   MustSucceed(Call(type, "DEL", text, ctr, bin), "DEL after a final failure");
   CHECK(Reservations(store).empty());
   TearDown(fx, {ctr}, {"mst0", "hd0", "brretry"});
+}
+
+}  // namespace
+
+TEST_CASE("an IPAM DEL that may finish on a retry keeps the interface for it", "[netns][ipam-del-retry]") {
+  const std::string type = GENERATE(as<std::string>{}, "bridge", "ptp", "macvlan", "tap", "host-device");
+  KeepsInterfaceForRetry(type, GENERATE(as<std::string>{}, "retry", "kill"));
+}
+
+TEST_CASE("an IPAM DEL that may finish on a retry keeps the dummy, ipvlan or vlan link for it",
+          "[netns][vm][ipam-del-retry]") {
+  const std::string type = GENERATE(as<std::string>{}, "dummy", "ipvlan", "vlan");
+  KeepsInterfaceForRetry(type, GENERATE(as<std::string>{}, "retry", "kill"));
 }
