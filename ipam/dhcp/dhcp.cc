@@ -78,7 +78,8 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
   for (const Attachment& a : args.conf.valid_attachments) {
     valid.push_back({{"containerID", a.container_id}, {"ifname", a.ifname}});
   }
-  return CallDaemon(config.socket_path, {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}}, config.GcBudget()).status();
+  Json request = {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}};
+  return CallDaemon(config.socket_path, request, config.GcBudget()).status();
 }
 
 PluginFuncs Funcs() {
