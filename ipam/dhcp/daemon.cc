@@ -228,20 +228,36 @@ absl::StatusOr<Result> Daemon::Add(LeaseSpec spec, std::optional<absl::Duration>
     (void)old->Stop(false);  // expired or gone: acquire anew
   }
   auto lease = std::make_shared<Lease>(std::move(spec), options_.timing, [this] { Save(); });
-  RETURN_IF_ERROR(lease->Acquire(deadline));
   {
     std::lock_guard<std::mutex> lk(mu_);
-    leases_[id] = lease;
+    acquiring_[id] = lease;
   }
+  absl::Status acquired = lease->Acquire(deadline);
+  bool deleted = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    acquiring_.erase(id);
+    auto it = deleted_.find(id);
+    deleted = it != deleted_.end() && it->second.seq > seq;
+    if (acquired.ok() && !deleted) leases_[id] = lease;
+  }
+  if (deleted) {
+    // A DEL came while the exchange ran (and cancelled it, or came just
+    // after it ended): nobody will use, or release, this lease.
+    if (acquired.ok()) (void)lease->Stop(true);
+    return Error(ErrorCode::kTryAgainLater,
+                 absl::StrCat("dhcp: ", id, " was deleted while its lease was being acquired"));
+  }
+  RETURN_IF_ERROR(acquired);
   Save();
   return lease->CurrentResult();
 }
 
 absl::Status Daemon::Del(const LeaseSpec& spec, uint64_t seq) {
   std::string id = spec.ClientId();
-  std::shared_ptr<std::mutex> lock = AttachmentLock(id);
-  std::lock_guard<std::mutex> attachment(*lock);
-  std::shared_ptr<Lease> lease;
+  // Before the attachment's lock: an ADD that holds it, still waiting for a
+  // server, gives up at once (and one waiting for it never starts).
+  std::shared_ptr<Lease> acquiring;
   {
     std::lock_guard<std::mutex> lk(mu_);
     const absl::Time now = absl::Now();
@@ -251,6 +267,14 @@ absl::Status Daemon::Del(const LeaseSpec& spec, uint64_t seq) {
     Deleted& d = deleted_[id];
     d.seq = std::max(d.seq, seq);
     d.at = now;
+    if (auto it = acquiring_.find(id); it != acquiring_.end()) acquiring = it->second;
+  }
+  if (acquiring) acquiring->Cancel();
+  std::shared_ptr<std::mutex> lock = AttachmentLock(id);
+  std::lock_guard<std::mutex> attachment(*lock);
+  std::shared_ptr<Lease> lease;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
     auto it = leases_.find(id);
     if (it == leases_.end()) return absl::OkStatus();
     lease = it->second;

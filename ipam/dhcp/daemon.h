@@ -70,6 +70,8 @@ class Daemon {
     absl::Time at;
   };
   std::map<std::string, Deleted> deleted_;
+  // Leases whose first exchange is running (ADD), for a DEL to cancel.
+  std::map<std::string, std::shared_ptr<Lease>> acquiring_;
   std::mutex save_mu_;
 };
 

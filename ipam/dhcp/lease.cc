@@ -181,14 +181,24 @@ absl::StatusOr<Lease::Bound> Lease::Discover(Conn& conn, absl::Time deadline) {
     Message request = NewMessage(MessageType::kRequest, xid, conn.mac());
     request.SetIp(opt::kRequestedIp, Message::AddrOf(offer.msg.yiaddr));
     request.SetIp(opt::kServerId, server);
-    ASSIGN_OR_RETURN(Reply ack, Exchange(
-                                    conn, request, broadcast,
-                                    [&](const Message& m) {
-                                      std::optional<MessageType> t = m.Type();
-                                      return ours(m) && (t == MessageType::kAck || t == MessageType::kNak) &&
-                                             m.Ip(opt::kServerId) == server;
-                                    },
-                                    deadline, timing_, cancel_.get(), "REQUEST"));
+    absl::StatusOr<Reply> answered = Exchange(
+        conn, request, broadcast,
+        [&](const Message& m) {
+          std::optional<MessageType> t = m.Type();
+          return ours(m) && (t == MessageType::kAck || t == MessageType::kNak) && m.Ip(opt::kServerId) == server;
+        },
+        deadline, timing_, cancel_.get(), "REQUEST");
+    if (!answered.ok()) {
+      // The server may have bound the address and its ACK be on the way (or
+      // lost): give it back, so that it does not wait for the lease to expire.
+      Message release = NewMessage(MessageType::kRelease, NewXid(), conn.mac());
+      release.ciaddr = offer.msg.yiaddr;
+      release.SetIp(opt::kServerId, server);
+      (void)conn.SendUnicast(release, Message::AddrOf(offer.msg.yiaddr), PrefixLength(offer.msg), server,
+                             offer.from_mac);
+      return answered.status();
+    }
+    Reply ack = *std::move(answered);
     if (ack.msg.Type() == MessageType::kNak) {
       Log(absl::StrCat("NAK from ", server.ToString(), " for ", Message::AddrOf(offer.msg.yiaddr).ToString(),
                        ", discovering again"));
@@ -261,6 +271,7 @@ absl::Status Lease::Acquire(absl::Time deadline) {
   Conn::CloseInBackground(std::move(conn));
   if (!b.ok()) return Annotate(b.status(), "acquiring a DHCP lease");
   Commit(*std::move(b), /*notify=*/false);  // the daemon saves once the lease is in its table
+  // Maintain returns at once when Cancel() came meanwhile.
   thread_ = std::thread([this] { Maintain(false); });
   return absl::OkStatus();
 }
@@ -401,7 +412,7 @@ absl::Status Lease::SendRelease() {
   return st;
 }
 
-absl::Status Lease::Stop(bool release) {
+void Lease::Cancel() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     stopping_ = true;
@@ -409,6 +420,10 @@ absl::Status Lease::Stop(bool release) {
   cv_.notify_all();
   uint64_t one = 1;
   if (cancel_.valid()) (void)!write(cancel_.get(), &one, sizeof(one));
+}
+
+absl::Status Lease::Stop(bool release) {
+  Cancel();
   if (thread_.joinable()) thread_.join();
   if (!release) return absl::OkStatus();
   return SendRelease();

@@ -72,6 +72,10 @@ class Lease {
   void Resume(Message ack, net::MacAddress server_mac, absl::Time bound_at);
   // Stops the maintenance thread and, when `release`, sends DHCPRELEASE.
   absl::Status Stop(bool release);
+  // Makes an exchange in progress (Acquire's, from another thread) give up
+  // with Cancelled, and keeps a maintenance thread from starting. Stop()
+  // still ends the lease.
+  void Cancel();
 
   const LeaseSpec& spec() const { return spec_; }
   State state() const;

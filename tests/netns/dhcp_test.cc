@@ -955,3 +955,29 @@ TEST_CASE("dhcp: an ADD that a DEL of the same attachment overtook in the daemon
   MustSucceed(CallPlugin("dhcp", "DEL", ipam_conf.dump(), c1, "ctr1"), "DEL");
   lab.Finish({c1});
 }
+
+TEST_CASE("dhcp: a DEL cancels an ADD of the same attachment still waiting for a server", "[netns][dhcp]") {
+  // The runtime gave up on an ADD (no server answers) and sends DEL: it must
+  // not wait for the daemon's exchange to run out, nor leave a lease behind.
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartDaemon({"-resendtimeout", "60s"});
+  const std::string c1 = fx.AddNetns("c1");
+  MustExec(fx, "", {"ip", "link", "add", "link", "mst0", "name", "eth0", "netns", c1, "type", "macvlan"});
+  const std::string conf =
+      Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)}}.dump();
+  RunResult add;
+  std::thread adding([&] { add = CallPlugin("dhcp", "ADD", conf, c1, "ctr1"); });
+  REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "acquiring a lease"); }, 5000));
+  auto start = std::chrono::steady_clock::now();
+  MustSucceed(CallPlugin("dhcp", "DEL", conf, c1, "ctr1"), "DEL");
+  auto del_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  adding.join();
+  auto add_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  CHECK(del_ms.count() < 3000);
+  CHECK(add_ms.count() < 3000);
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "was deleted while its lease was being acquired"));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
