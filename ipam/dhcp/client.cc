@@ -7,6 +7,9 @@
 #include <net/if.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -67,6 +70,8 @@ absl::StatusOr<Conn> Conn::Open(const std::string& netns_path, const std::string
     if (!c.packet_.valid()) return ErrnoError(errno, "opening a packet socket");
     c.inet_.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!c.inet_.valid()) return ErrnoError(errno, "opening a datagram socket");
+    c.udp_.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!c.udp_.valid()) return ErrnoError(errno, "opening a datagram socket");
     return absl::OkStatus();
   }));
   // From here on the sockets act in the container namespace, whichever thread uses them.
@@ -126,6 +131,60 @@ absl::Status Conn::Send(const Message& msg, const net::IpAddress& src, const net
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> Conn::SendUnicast(const Message& msg, const net::IpAddress& src, int prefix_len,
+                                       const net::IpAddress& dst, const net::MacAddress& fallback_mac) {
+  auto kernel_path = [&]() -> bool {
+    if (!udp_bound_) {
+      // Out of this interface only, from the lease's address and the
+      // client port (a server answers a renewal there). Another client of
+      // the container on port 68 is no reason to fail: share the port.
+      int one = 1;
+      setsockopt(udp_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      if (setsockopt(udp_.get(), SOL_SOCKET, SO_BINDTODEVICE, ifname_.c_str(),
+                     static_cast<socklen_t>(ifname_.size())) != 0) {
+        return false;
+      }
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      local.sin_port = htons(68);
+      std::memcpy(&local.sin_addr, src.data(), 4);
+      // EADDRNOTAVAIL: the address is not (or no longer) on the interface.
+      if (bind(udp_.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) return false;
+      udp_bound_ = true;
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(67);
+    std::memcpy(&to.sin_addr, dst.data(), 4);
+    std::string payload = msg.Encode();
+    return sendto(udp_.get(), payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) ==
+           static_cast<ssize_t>(payload.size());
+  };
+  if (kernel_path()) return true;
+  bool on_link = net::IpPrefix(src, prefix_len).Contains(dst);
+  RETURN_IF_ERROR(Send(msg, src, dst, on_link ? BroadcastMac() : fallback_mac));
+  return false;
+}
+
+void Conn::ForgetNeighbour(const net::IpAddress& ip) {
+  arpreq req{};
+  auto* pa = reinterpret_cast<sockaddr_in*>(&req.arp_pa);
+  pa->sin_family = AF_INET;
+  std::memcpy(&pa->sin_addr, ip.data(), 4);
+  std::memcpy(req.arp_dev, ifname_.data(), std::min(ifname_.size(), sizeof(req.arp_dev) - 1));
+  if (ioctl(inet_.get(), SIOCGARP, &req) != 0 || (req.arp_flags & ATF_PERM)) return;
+  (void)ioctl(inet_.get(), SIOCDARP, &req);
+}
+
+bool Conn::WaitSent(absl::Time deadline) {
+  for (;;) {
+    int queued = 0;
+    if (ioctl(udp_.get(), SIOCOUTQ, &queued) != 0 || queued == 0) return true;
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+}
+
 absl::StatusOr<std::optional<Reply>> Conn::Receive(absl::Time deadline,
                                                    const std::function<bool(const Message&)>& match,
                                                    int cancel_fd) {
@@ -180,9 +239,9 @@ absl::Duration RetransmitDelay(int n, const Timing& timing) {
   return std::max(absl::Milliseconds(500), std::min(d, timing.timeout));
 }
 
-absl::StatusOr<Reply> Exchange(Conn& conn, Message msg, const net::IpAddress& src, const net::IpAddress& dst,
-                               const net::MacAddress& dst_mac, const std::function<bool(const Message&)>& match,
-                               absl::Time deadline, const Timing& timing, int cancel_fd, absl::string_view what) {
+absl::StatusOr<Reply> Exchange(Conn& conn, Message msg, const std::function<absl::Status(const Message&)>& send,
+                               const std::function<bool(const Message&)>& match, absl::Time deadline,
+                               const Timing& timing, int cancel_fd, absl::string_view what) {
   absl::Time start = absl::Now();
   for (int n = 0;; ++n) {
     absl::Time now = absl::Now();
@@ -193,7 +252,7 @@ absl::StatusOr<Reply> Exchange(Conn& conn, Message msg, const net::IpAddress& sr
                                 " sent)"));
     }
     msg.secs = static_cast<uint16_t>(std::min<int64_t>(absl::ToInt64Seconds(now - start), 65535));
-    RETURN_IF_ERROR(conn.Send(msg, src, dst, dst_mac));
+    RETURN_IF_ERROR(send(msg));
     absl::Time wait_until = std::min(deadline, absl::Now() + RetransmitDelay(n, timing));
     ASSIGN_OR_RETURN(std::optional<Reply> reply, conn.Receive(wait_until, match, cancel_fd));
     if (reply) return *std::move(reply);

@@ -51,6 +51,27 @@ class Conn {
   // Sends `msg` in an IPv4/UDP frame from `src` to `dst`, link address `dst_mac`.
   absl::Status Send(const Message& msg, const net::IpAddress& src, const net::IpAddress& dst,
                     const net::MacAddress& dst_mac);
+  // Sends `msg` from `src`, the lease's address, port 68 to the server `dst`
+  // port 67 through the container's own UDP stack: its routes and neighbour
+  // resolution find the server's current link address (a bridge's MAC
+  // changes with its ports, a failover server has its own). When that path
+  // is closed (the address is no longer configured, no route), the frame
+  // goes through the packet socket instead: link broadcast when `dst` is
+  // on-link per `prefix_len` (every host sees it, the server takes it), else
+  // to `fallback_mac`, the last known next hop. Returns whether the kernel
+  // took it (then WaitSent applies).
+  absl::StatusOr<bool> SendUnicast(const Message& msg, const net::IpAddress& src, int prefix_len,
+                                   const net::IpAddress& dst, const net::MacAddress& fallback_mac);
+  // Forgets the interface's learnt (not permanent) neighbour entry for
+  // `ip`, so that the next datagram to it resolves its link address anew:
+  // an entry still thought reachable may hold a MAC the server (or router)
+  // no longer has, and a RELEASE gets no second chance.
+  void ForgetNeighbour(const net::IpAddress& ip);
+  // Waits until what SendUnicast gave the kernel has left the container
+  // (resolved and sent, or dropped) or `deadline` passes (false): the
+  // kernel queues a datagram while it resolves the next hop, and deleting
+  // the interface right after would drop it unsent.
+  bool WaitSent(absl::Time deadline);
   // Waits for a DHCP reply that `match` accepts until `deadline`. nullopt at
   // the deadline; Cancelled when `cancel_fd` (an eventfd, -1 for none) becomes readable.
   absl::StatusOr<std::optional<Reply>> Receive(absl::Time deadline, const std::function<bool(const Message&)>& match,
@@ -70,6 +91,8 @@ class Conn {
  private:
   UniqueFd packet_;  // AF_PACKET on the interface
   UniqueFd inet_;    // AF_INET datagram socket of the namespace, for interface ioctls
+  UniqueFd udp_;     // AF_INET datagram socket of the namespace, for unicast to the server
+  bool udp_bound_ = false;
   int ifindex_ = 0;
   std::string ifname_;
   net::MacAddress mac_;
@@ -84,12 +107,12 @@ net::MacAddress BroadcastMac();
 // never more than `timeout`.
 absl::Duration RetransmitDelay(int n, const Timing& timing);
 
-// Sends `msg` to `dst`/`dst_mac` and resends it (same xid, growing "secs") on
+// Sends `msg` with `send` and resends it (same xid, growing "secs") on
 // the RetransmitDelay schedule until a reply `match` accepts arrives. Fails
 // with code 11 when `deadline` passes first (the message names `what`), and
 // Cancelled when `cancel_fd` fires.
-absl::StatusOr<Reply> Exchange(Conn& conn, Message msg, const net::IpAddress& src, const net::IpAddress& dst,
-                               const net::MacAddress& dst_mac, const std::function<bool(const Message&)>& match,
-                               absl::Time deadline, const Timing& timing, int cancel_fd, absl::string_view what);
+absl::StatusOr<Reply> Exchange(Conn& conn, Message msg, const std::function<absl::Status(const Message&)>& send,
+                               const std::function<bool(const Message&)>& match, absl::Time deadline,
+                               const Timing& timing, int cancel_fd, absl::string_view what);
 
 }  // namespace cni::dhcp

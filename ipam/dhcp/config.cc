@@ -28,6 +28,7 @@ struct RawKeys {
   std::vector<RequestEntry> request;
   std::vector<ProvideEntry> provide;
   int priority = 0;
+  int timeout_seconds = 90;
 };
 
 absl::Status WrongType(absl::string_view what) {
@@ -65,6 +66,7 @@ const config::Schema<RawKeys> kIpamKeys = {
     config::Custom("provide", &RawKeys::provide,
                    [](const Json& v) { return ParseList<ProvideEntry>(v, "provide", kProvideKeys); }),
     config::Integer("priority", &RawKeys::priority, {INT32_MIN, INT32_MAX}),
+    config::Integer("timeout", &RawKeys::timeout_seconds, {1, 3600}),
 };
 
 // Upstream's reading of CNI_ARGS for "fromArg": "K=V" pairs split on ';',
@@ -95,6 +97,7 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;
   c.socket_path = raw.socket_path.empty() ? kDefaultSocketPath : raw.socket_path;
   c.priority = raw.priority;
+  c.add_budget = absl::Seconds(raw.timeout_seconds);
 
   std::map<std::string, std::string> cni_args = SplitCniArgs(args.args);
   for (const ProvideEntry& p : raw.provide) {

@@ -3,12 +3,14 @@
 // what the daemon's client sends.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cni/skel.h"
 
 namespace cni::dhcp {
@@ -25,6 +27,16 @@ struct Config {
   // CNI_ARGS follows (and so replaces) the value, as upstream.
   std::vector<std::pair<uint8_t, std::string>> provide;
   int priority = 0;  // "priority": metric of the result's routes
+  // "timeout" (seconds): how long ADD waits for the daemon, which gives up
+  // its DHCP exchange just before (default 90 s: RFC 2131's back-off sends
+  // about 8 DISCOVERs by then, and a kubelet's 2-minute CRI timeout has not
+  // killed the runtime's call yet). DEL, CHECK and STATUS wait at most 10 s
+  // of it, GC 30 s: they only talk to the daemon, and a DEL's RELEASE is sent
+  // without waiting for an answer.
+  absl::Duration add_budget = absl::Seconds(90);
+
+  absl::Duration DelBudget() const { return std::min(add_budget, absl::Seconds(10)); }
+  absl::Duration GcBudget() const { return std::min(add_budget, absl::Seconds(30)); }
 
   // Code 7 for an unknown option name or a value over 255 bytes; code 6 for
   // a key of the wrong JSON type.

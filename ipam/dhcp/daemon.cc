@@ -201,11 +201,24 @@ void Daemon::Resume() {
   }
 }
 
-absl::StatusOr<Result> Daemon::Add(LeaseSpec spec) {
+absl::StatusOr<Result> Daemon::Add(LeaseSpec spec, std::optional<absl::Duration> budget, uint64_t seq) {
+  const absl::Time start = absl::Now();
+  // The exchange ends a little before the plugin stops waiting, so that the
+  // plugin reports the daemon's own reason (no reply, NAK...) and no lease is
+  // acquired for an ADD that has already failed.
+  absl::Time deadline = start + options_.timing.resend_timeout;
+  if (budget) deadline = std::min(deadline, start + *budget - std::min(*budget / 10, absl::Seconds(2)));
   spec.netns = options_.host_prefix + spec.netns;
   std::string id = spec.ClientId();
   std::shared_ptr<std::mutex> lock = AttachmentLock(id);
   std::lock_guard<std::mutex> attachment(*lock);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (auto it = deleted_.find(id); it != deleted_.end() && it->second.seq > seq) {
+      return Error(ErrorCode::kTryAgainLater,
+                   absl::StrCat("dhcp: ", id, " was deleted after this ADD was sent; not acquiring"));
+    }
+  }
   if (std::shared_ptr<Lease> old = Find(id)) {
     if (old->state() == Lease::State::kBound) return old->CurrentResult();
     {
@@ -215,17 +228,48 @@ absl::StatusOr<Result> Daemon::Add(LeaseSpec spec) {
     (void)old->Stop(false);  // expired or gone: acquire anew
   }
   auto lease = std::make_shared<Lease>(std::move(spec), options_.timing, [this] { Save(); });
-  RETURN_IF_ERROR(lease->Acquire());
   {
     std::lock_guard<std::mutex> lk(mu_);
-    leases_[id] = lease;
+    acquiring_[id] = lease;
   }
+  absl::Status acquired = lease->Acquire(deadline);
+  bool deleted = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    acquiring_.erase(id);
+    auto it = deleted_.find(id);
+    deleted = it != deleted_.end() && it->second.seq > seq;
+    if (acquired.ok() && !deleted) leases_[id] = lease;
+  }
+  if (deleted) {
+    // A DEL came while the exchange ran (and cancelled it, or came just
+    // after it ended): nobody will use, or release, this lease.
+    if (acquired.ok()) (void)lease->Stop(true);
+    return Error(ErrorCode::kTryAgainLater,
+                 absl::StrCat("dhcp: ", id, " was deleted while its lease was being acquired"));
+  }
+  RETURN_IF_ERROR(acquired);
   Save();
   return lease->CurrentResult();
 }
 
-absl::Status Daemon::Del(const LeaseSpec& spec) {
+absl::Status Daemon::Del(const LeaseSpec& spec, uint64_t seq) {
   std::string id = spec.ClientId();
+  // Before the attachment's lock: an ADD that holds it, still waiting for a
+  // server, gives up at once (and one waiting for it never starts).
+  std::shared_ptr<Lease> acquiring;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    const absl::Time now = absl::Now();
+    for (auto it = deleted_.begin(); it != deleted_.end();) {
+      it = now - it->second.at > absl::Hours(1) ? deleted_.erase(it) : std::next(it);
+    }
+    Deleted& d = deleted_[id];
+    d.seq = std::max(d.seq, seq);
+    d.at = now;
+    if (auto it = acquiring_.find(id); it != acquiring_.end()) acquiring = it->second;
+  }
+  if (acquiring) acquiring->Cancel();
   std::shared_ptr<std::mutex> lock = AttachmentLock(id);
   std::lock_guard<std::mutex> attachment(*lock);
   std::shared_ptr<Lease> lease;
@@ -257,7 +301,7 @@ absl::StatusOr<Result> Daemon::Check(const LeaseSpec& spec) {
   return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the interface of ", id, " is gone"));
 }
 
-absl::Status Daemon::Gc(const std::string& network, const Json& valid) {
+absl::Status Daemon::Gc(const std::string& network, const Json& valid, uint64_t seq) {
   std::set<std::pair<std::string, std::string>> keep;
   if (valid.is_array()) {
     for (const Json& a : valid) keep.emplace(a.value("containerID", ""), a.value("ifname", ""));
@@ -270,11 +314,11 @@ absl::Status Daemon::Gc(const std::string& network, const Json& valid) {
       if (s.network == network && !keep.count({s.container_id, s.ifname})) stale.push_back(s);
     }
   }
-  for (const LeaseSpec& s : stale) RETURN_IF_ERROR(Del(s));
+  for (const LeaseSpec& s : stale) RETURN_IF_ERROR(Del(s, seq));
   return absl::OkStatus();
 }
 
-Json Daemon::Handle(const Json& request) {
+Json Daemon::Handle(const Json& request, uint64_t seq) {
   std::string op = request.value("op", "");
   absl::StatusOr<LeaseSpec> spec = LeaseSpec::FromJson(request.value("lease", Json::object()));
   auto with_result = [](const absl::StatusOr<Result>& r) -> Json {
@@ -285,17 +329,23 @@ Json Daemon::Handle(const Json& request) {
   };
   auto done = [](const absl::Status& st) -> Json { return st.ok() ? Json::object() : ErrorAnswer(st); };
   if (op == "STATUS") return Json::object();
-  if (op == "GC") return done(Gc(request.value("network", ""), request.value("valid", Json::array())));
+  if (op == "GC") return done(Gc(request.value("network", ""), request.value("valid", Json::array()), seq));
   if (!spec.ok()) return ErrorAnswer(spec.status());
-  if (op == "ADD") return with_result(Add(*std::move(spec)));
-  if (op == "DEL") return done(Del(*spec));
+  if (op == "ADD") {
+    std::optional<absl::Duration> budget;
+    if (const Json* ms = FindKey(request, "budgetMs"); ms != nullptr && ms->is_number_integer()) {
+      budget = absl::Milliseconds(ms->get<int64_t>());
+    }
+    return with_result(Add(*std::move(spec), budget, seq));
+  }
+  if (op == "DEL") return done(Del(*spec, seq));
   if (op == "CHECK") return with_result(Check(*spec));
   return ErrorAnswer(Error(ErrorCode::kInvalidEnvironment, absl::StrCat("dhcp daemon: unknown request \"", op, "\"")));
 }
 
 namespace {
 
-void Serve(Daemon& daemon, UniqueFd conn) {
+void Serve(Daemon& daemon, UniqueFd conn, uint64_t seq) {
   timeval tv{30, 0};
   setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   absl::StatusOr<std::string> text = ReadToEnd(conn.get(), 1 << 20);
@@ -305,7 +355,7 @@ void Serve(Daemon& daemon, UniqueFd conn) {
   } else if (absl::StatusOr<Json> request = ParseJson(*text); !request.ok() || !request->is_object()) {
     answer = ErrorAnswer(Error(ErrorCode::kDecodingFailure, "dhcp daemon: the request is not a JSON object"));
   } else {
-    answer = daemon.Handle(*request);
+    answer = daemon.Handle(*request, seq);
   }
   (void)WriteAll(conn.get(), Dump(answer), "the dhcp socket");
 }
@@ -353,6 +403,7 @@ int DaemonMain(const std::vector<std::string>& args) {
 
   auto* daemon = new Daemon(*options);  // lives until _exit: connection threads may still use it
   daemon->Resume();
+  uint64_t accepted = 0;
   for (;;) {
     pollfd fds[2] = {{listener.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
@@ -363,7 +414,7 @@ int DaemonMain(const std::vector<std::string>& args) {
     if (fds[0].revents & POLLIN) {
       int c = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      std::thread(Serve, std::ref(*daemon), UniqueFd(c)).detach();
+      std::thread(Serve, std::ref(*daemon), UniqueFd(c), ++accepted).detach();
     }
   }
   Log("stopping; leases stay persisted for the next start");

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,14 +42,16 @@ class Daemon {
   explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
   // Takes over the leases a previous daemon persisted (see above).
   void Resume();
-  // Answers one request (protocol.h).
-  Json Handle(const Json& request);
+  // Answers one request (protocol.h). `seq` numbers the connections in the
+  // order they were accepted, which is the order the plugins sent them in.
+  Json Handle(const Json& request, uint64_t seq);
 
  private:
-  absl::StatusOr<Result> Add(LeaseSpec spec);
-  absl::Status Del(const LeaseSpec& spec);
+  // `budget`: how long the plugin waits for the answer (none: -resendtimeout).
+  absl::StatusOr<Result> Add(LeaseSpec spec, std::optional<absl::Duration> budget, uint64_t seq);
+  absl::Status Del(const LeaseSpec& spec, uint64_t seq);
   absl::StatusOr<Result> Check(const LeaseSpec& spec);
-  absl::Status Gc(const std::string& network, const Json& valid);
+  absl::Status Gc(const std::string& network, const Json& valid, uint64_t seq);
   std::shared_ptr<std::mutex> AttachmentLock(const std::string& id);
   std::shared_ptr<Lease> Find(const std::string& id);
   void Save();
@@ -58,6 +61,17 @@ class Daemon {
   std::mutex mu_;  // guards the maps; never held while a lease stops
   std::map<std::string, std::shared_ptr<Lease>> leases_;
   std::map<std::string, std::shared_ptr<std::mutex>> locks_;  // one per attachment: ADD/DEL/CHECK serialize
+  // The latest DEL of each attachment: its connection's number and when it
+  // ran. An ADD whose connection came before it (a plugin killed after
+  // sending its ADD, whose rollback or runtime DEL overtook it here) must
+  // not acquire a lease nobody will release. Kept for an hour.
+  struct Deleted {
+    uint64_t seq;
+    absl::Time at;
+  };
+  std::map<std::string, Deleted> deleted_;
+  // Leases whose first exchange is running (ADD), for a DEL to cancel.
+  std::map<std::string, std::shared_ptr<Lease>> acquiring_;
   std::mutex save_mu_;
 };
 

@@ -33,7 +33,9 @@ Json Request(absl::string_view op, const CmdArgs& args, const Config& config) {
   spec.parameter_list = config.parameter_list;
   spec.provide = config.provide;
   spec.priority = config.priority;
-  return {{"op", std::string(op)}, {"lease", spec.ToJson()}};
+  return {{"op", std::string(op)},
+          {"lease", spec.ToJson()},
+          {"budgetMs", absl::ToInt64Milliseconds(config.add_budget)}};
 }
 
 absl::StatusOr<Result> ResultOf(const Json& answer) {
@@ -45,16 +47,16 @@ absl::StatusOr<Result> ResultOf(const Json& answer) {
 }  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("ADD", args, config)));
+  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("ADD", args, config), config.add_budget));
   return ResultOf(answer);
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  return CallDaemon(config.socket_path, Request("DEL", args, config)).status();
+  return CallDaemon(config.socket_path, Request("DEL", args, config), config.DelBudget()).status();
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("CHECK", args, config)));
+  ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("CHECK", args, config), config.DelBudget()));
   ASSIGN_OR_RETURN(Result lease, ResultOf(answer));
   ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
   if (!prev || prev->ips.empty() || lease.ips.empty()) return absl::OkStatus();
@@ -66,7 +68,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Status(const CmdArgs&, const Config& config) {
-  absl::Status st = CallDaemon(config.socket_path, {{"op", "STATUS"}}).status();
+  absl::Status st = CallDaemon(config.socket_path, {{"op", "STATUS"}}, config.DelBudget()).status();
   if (!st.ok()) return WithCode(st, ErrorCode::kPluginNotAvailable);
   return absl::OkStatus();
 }
@@ -76,7 +78,8 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
   for (const Attachment& a : args.conf.valid_attachments) {
     valid.push_back({{"containerID", a.container_id}, {"ifname", a.ifname}});
   }
-  return CallDaemon(config.socket_path, {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}}).status();
+  Json request = {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}};
+  return CallDaemon(config.socket_path, request, config.GcBudget()).status();
 }
 
 PluginFuncs Funcs() {

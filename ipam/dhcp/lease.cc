@@ -28,6 +28,26 @@ uint32_t NewXid() {
 
 std::chrono::system_clock::time_point ToChrono(absl::Time t) { return absl::ToChronoTime(t); }
 
+// How long a RELEASE waits for the kernel to resolve the server's link
+// address and send it (an ARP exchange on a LAN takes well under a
+// millisecond; the kernel gives up after 3 s).
+constexpr absl::Duration kReleaseResolveWait = absl::Seconds(2);
+
+// The ACK's subnet mask as a prefix length (32 without one).
+int PrefixLength(const Message& ack) {
+  std::optional<net::IpAddress> mask = ack.Ip(opt::kSubnetMask);
+  if (!mask) return 32;
+  int len = 0;
+  for (int i = 0; i < 4; ++i) len += __builtin_popcount(mask->data()[i]);
+  return len;
+}
+
+// Forgets the learnt link addresses of the ACK's server and router.
+void ForgetNextHops(Conn& conn, const Message& ack) {
+  if (std::optional<net::IpAddress> server = ack.Ip(opt::kServerId)) conn.ForgetNeighbour(*server);
+  if (std::optional<net::IpAddress> router = ack.Ip(opt::kRouter)) conn.ForgetNeighbour(*router);
+}
+
 bool IsGone(const absl::Status& st) {
   return CodeOf(st) == static_cast<int>(ErrorCode::kUnknownContainer) || absl::IsNotFound(st);
 }
@@ -148,9 +168,10 @@ absl::StatusOr<Lease::Bound> Lease::Discover(Conn& conn, absl::Time deadline) {
     std::array<uint8_t, 16> chaddr{};
     std::copy(conn.mac().bytes().begin(), conn.mac().bytes().end(), chaddr.begin());
     auto ours = [xid, chaddr](const Message& m) { return m.xid == xid && m.chaddr == chaddr; };
+    auto broadcast = [&](const Message& m) { return conn.Send(m, any, Broadcast(), BroadcastMac()); };
     ASSIGN_OR_RETURN(Reply offer,
                      Exchange(
-                         conn, NewMessage(MessageType::kDiscover, xid, conn.mac()), any, Broadcast(), BroadcastMac(),
+                         conn, NewMessage(MessageType::kDiscover, xid, conn.mac()), broadcast,
                          [&](const Message& m) {
                            return ours(m) && m.Type() == MessageType::kOffer && m.yiaddr != std::array<uint8_t, 4>{} &&
                                   m.Ip(opt::kServerId).has_value();
@@ -160,14 +181,24 @@ absl::StatusOr<Lease::Bound> Lease::Discover(Conn& conn, absl::Time deadline) {
     Message request = NewMessage(MessageType::kRequest, xid, conn.mac());
     request.SetIp(opt::kRequestedIp, Message::AddrOf(offer.msg.yiaddr));
     request.SetIp(opt::kServerId, server);
-    ASSIGN_OR_RETURN(Reply ack, Exchange(
-                                    conn, request, any, Broadcast(), BroadcastMac(),
-                                    [&](const Message& m) {
-                                      std::optional<MessageType> t = m.Type();
-                                      return ours(m) && (t == MessageType::kAck || t == MessageType::kNak) &&
-                                             m.Ip(opt::kServerId) == server;
-                                    },
-                                    deadline, timing_, cancel_.get(), "REQUEST"));
+    absl::StatusOr<Reply> answered = Exchange(
+        conn, request, broadcast,
+        [&](const Message& m) {
+          std::optional<MessageType> t = m.Type();
+          return ours(m) && (t == MessageType::kAck || t == MessageType::kNak) && m.Ip(opt::kServerId) == server;
+        },
+        deadline, timing_, cancel_.get(), "REQUEST");
+    if (!answered.ok()) {
+      // The server may have bound the address and its ACK be on the way (or
+      // lost): give it back, so that it does not wait for the lease to expire.
+      Message release = NewMessage(MessageType::kRelease, NewXid(), conn.mac());
+      release.ciaddr = offer.msg.yiaddr;
+      release.SetIp(opt::kServerId, server);
+      (void)conn.SendUnicast(release, Message::AddrOf(offer.msg.yiaddr), PrefixLength(offer.msg), server,
+                             offer.from_mac);
+      return answered.status();
+    }
+    Reply ack = *std::move(answered);
     if (ack.msg.Type() == MessageType::kNak) {
       Log(absl::StrCat("NAK from ", server.ToString(), " for ", Message::AddrOf(offer.msg.yiaddr).ToString(),
                        ", discovering again"));
@@ -192,10 +223,20 @@ absl::StatusOr<Lease::Bound> Lease::Renew(Conn& conn, absl::Time deadline) {
   request.flags = 0;  // the server answers ciaddr by unicast
   request.ciaddr = cur.ack.yiaddr;
   net::IpAddress addr = Message::AddrOf(cur.ack.yiaddr);
-  net::IpAddress server = cur.ack.Ip(opt::kServerId).value_or(Broadcast());
-  net::MacAddress server_mac = server == Broadcast() ? BroadcastMac() : cur.server_mac;
+  std::optional<net::IpAddress> server = cur.ack.Ip(opt::kServerId);
+  const int prefix_len = PrefixLength(cur.ack);
+  // Unicast through the container's UDP stack, which finds the server's
+  // link address as it is now (see Conn::SendUnicast). A transmission that
+  // went unanswered may have gone to a link address the server no longer
+  // has: the next one resolves it afresh.
+  int sent = 0;
+  auto send = [&](const Message& m) -> absl::Status {
+    if (!server) return conn.Send(m, addr, Broadcast(), BroadcastMac());
+    if (sent++ > 0) ForgetNextHops(conn, cur.ack);
+    return conn.SendUnicast(m, addr, prefix_len, *server, cur.server_mac).status();
+  };
   ASSIGN_OR_RETURN(Reply ack, Exchange(
-                                  conn, request, addr, server, server_mac,
+                                  conn, request, send,
                                   [&](const Message& m) {
                                     std::optional<MessageType> t = m.Type();
                                     return m.xid == xid && (t == MessageType::kAck || t == MessageType::kNak);
@@ -223,13 +264,14 @@ void Lease::Commit(Bound b, bool notify) {
   if (notify && on_change_) on_change_();
 }
 
-absl::Status Lease::Acquire() {
+absl::Status Lease::Acquire(absl::Time deadline) {
   Log(absl::StrCat("acquiring a lease on ", spec_.ifname, " in ", spec_.netns));
   ASSIGN_OR_RETURN(Conn conn, Conn::Open(spec_.netns, spec_.ifname));
-  absl::StatusOr<Bound> b = Discover(conn, absl::Now() + timing_.resend_timeout);
+  absl::StatusOr<Bound> b = Discover(conn, deadline);
   Conn::CloseInBackground(std::move(conn));
   if (!b.ok()) return Annotate(b.status(), "acquiring a DHCP lease");
   Commit(*std::move(b), /*notify=*/false);  // the daemon saves once the lease is in its table
+  // Maintain returns at once when Cancel() came meanwhile.
   thread_ = std::thread([this] { Maintain(false); });
   return absl::OkStatus();
 }
@@ -344,14 +386,33 @@ absl::Status Lease::SendRelease() {
   release.ciaddr = cur.ack.yiaddr;
   std::optional<net::IpAddress> server = cur.ack.Ip(opt::kServerId);
   if (server) release.SetIp(opt::kServerId, *server);
-  Log(absl::StrCat("releasing ", Message::AddrOf(cur.ack.yiaddr).ToString()));
-  absl::Status st = conn->Send(release, Message::AddrOf(cur.ack.yiaddr), server.value_or(Broadcast()),
-                               server ? cur.server_mac : BroadcastMac());
+  const net::IpAddress addr = Message::AddrOf(cur.ack.yiaddr);
+  Log(absl::StrCat("releasing ", addr.ToString()));
+  absl::Status st;
+  if (!server) {
+    st = conn->Send(release, addr, Broadcast(), BroadcastMac());
+  } else {
+    // Resolve the server's (or its router's) link address afresh: a learnt
+    // entry may be stale (a bridge's MAC changes with its ports).
+    ForgetNextHops(*conn, cur.ack);
+    const int prefix_len = PrefixLength(cur.ack);
+    absl::StatusOr<bool> kernel = conn->SendUnicast(release, addr, prefix_len, *server, cur.server_mac);
+    if (!kernel.ok()) {
+      st = kernel.status();
+    } else if (*kernel && !conn->WaitSent(absl::Now() + kReleaseResolveWait)) {
+      // The link address did not resolve in time (the server may not
+      // answer ARP): the packet socket's copy is the last chance before
+      // the interface goes.
+      Log(absl::StrCat("no neighbour for ", server->ToString(), " yet, sending the RELEASE by link broadcast too"));
+      const bool on_link = net::IpPrefix(addr, prefix_len).Contains(*server);
+      st = conn->Send(release, addr, *server, on_link ? BroadcastMac() : cur.server_mac);
+    }
+  }
   Conn::CloseInBackground(*std::move(conn));
   return st;
 }
 
-absl::Status Lease::Stop(bool release) {
+void Lease::Cancel() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     stopping_ = true;
@@ -359,6 +420,10 @@ absl::Status Lease::Stop(bool release) {
   cv_.notify_all();
   uint64_t one = 1;
   if (cancel_.valid()) (void)!write(cancel_.get(), &one, sizeof(one));
+}
+
+absl::Status Lease::Stop(bool release) {
+  Cancel();
   if (thread_.joinable()) thread_.join();
   if (!release) return absl::OkStatus();
   return SendRelease();

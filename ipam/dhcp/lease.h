@@ -65,13 +65,17 @@ class Lease {
   Lease& operator=(const Lease&) = delete;
 
   // Runs the first exchange on the calling thread; on success starts the
-  // maintenance thread. Code 11 when no server answers within -resendtimeout.
-  absl::Status Acquire();
+  // maintenance thread. Code 11 when no server answers by `deadline`.
+  absl::Status Acquire(absl::Time deadline);
   // Takes over a lease the daemon persisted before a restart and renews it at
   // once (unicast to its server), then maintains it as usual.
   void Resume(Message ack, net::MacAddress server_mac, absl::Time bound_at);
   // Stops the maintenance thread and, when `release`, sends DHCPRELEASE.
   absl::Status Stop(bool release);
+  // Makes an exchange in progress (Acquire's, from another thread) give up
+  // with Cancelled, and keeps a maintenance thread from starting. Stop()
+  // still ends the lease.
+  void Cancel();
 
   const LeaseSpec& spec() const { return spec_; }
   State state() const;

@@ -449,7 +449,11 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   // the container interface, so that must still exist. Always, even without
   // a namespace: the address must not leak.
   if (!config.ipam_type.empty()) {
-    KeepFailure(failures, DelegateDel(config.ipam_type, args), "bridge: releasing the IPAM address");
+    absl::Status ipam = DelegateDel(config.ipam_type, args);
+    // A failure a retry may get past keeps everything for that retry: its
+    // IPAM DEL may need the interface (see IpamDelMayFinishOnRetry).
+    if (IpamDelMayFinishOnRetry(ipam)) return Annotate(ipam, "bridge: releasing the IPAM address");
+    KeepFailure(failures, ipam, "bridge: releasing the IPAM address");
   }
   // The rules before the link, on a socket kept open until the end: the
   // kernel frees deleted rules after an RCU grace period, and closing a

@@ -271,6 +271,9 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   // releasing when the namespace is gone, and leaks the address.
   if (!config.ipam_type.empty()) {
     if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
+      // A failure a retry may get past leaves the device in the container
+      // for that retry (see IpamDelMayFinishOnRetry).
+      if (IpamDelMayFinishOnRetry(st)) return Annotate(st, "host-device: releasing the IPAM address");
       failures.push_back(Annotate(st, "host-device: releasing the IPAM address"));
     }
   }

@@ -54,6 +54,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("ipvlan", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("ipvlan", "iv", Add, Check); }
 
 }  // namespace cni::ipvlan

@@ -43,6 +43,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("macvlan", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("macvlan", "mv", Add, Check); }
 
 }  // namespace cni::macvlan

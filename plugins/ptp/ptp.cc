@@ -215,6 +215,9 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   // IPAM first and unconditionally: the address must be released even when
   // the namespace is already gone (or CNI_NETNS is empty).
   if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
+    // A failure a retry may get past keeps the pair for that retry, whose
+    // IPAM DEL may need the interface (see IpamDelMayFinishOnRetry).
+    if (IpamDelMayFinishOnRetry(st)) return Annotate(st, "ptp: releasing the IPAM address");
     failures.push_back(Annotate(st, "ptp: releasing the IPAM address"));
   }
   // Masquerade rules of either backend (ours or upstream's) go too, on a

@@ -45,6 +45,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("vlan", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("vlan", "vl", Add, Check); }
 
 }  // namespace cni::vlan

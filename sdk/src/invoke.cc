@@ -137,6 +137,13 @@ absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::stri
   return Delegate("DEL", type, args, conf_bytes).status();
 }
 
+bool IpamDelMayFinishOnRetry(const absl::Status& failed_del) {
+  if (failed_del.ok()) return false;
+  const int code = CodeOf(failed_del);
+  if (code == static_cast<int>(ErrorCode::kTryAgainLater)) return true;
+  return code == static_cast<int>(ErrorCode::kInternal) && ErrorDocumentOf(failed_del).empty();
+}
+
 absl::Status DelegateGc(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes) {
   return Delegate("GC", type, args, conf_bytes).status();
 }

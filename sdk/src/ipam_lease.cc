@@ -11,7 +11,18 @@ namespace cni {
 absl::StatusOr<IpamLease> IpamLease::Acquire(const CmdArgs& args, absl::string_view type,
                                              absl::string_view conf_bytes) {
   absl::StatusOr<Result> result = DelegateAdd(type, args, conf_bytes);
-  if (!result.ok()) return result.status();
+  if (!result.ok()) {
+    // An IPAM plugin that died without answering (killed, crashed, timed
+    // out) may have taken an address all the same (the dhcp daemon finishes
+    // an ADD whose plugin is gone). Release it now, while the interface it
+    // may need for that is still there: the runtime's DEL comes after the
+    // ADD's rollback has removed it.
+    if (CodeOf(result.status()) == static_cast<int>(ErrorCode::kInternal) &&
+        ErrorDocumentOf(result.status()).empty()) {
+      (void)DelegateDel(type, args, conf_bytes);
+    }
+    return result.status();
+  }
   return IpamLease(args, std::string(type), std::string(conf_bytes), *std::move(result));
 }
 

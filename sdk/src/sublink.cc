@@ -36,22 +36,23 @@ absl::Status Failed(absl::string_view plugin, absl::string_view msg) {
   return absl::FailedPreconditionError(absl::StrCat(plugin, ": ", msg));
 }
 
-// Creates the link in the container under a temporary name (so it can never
-// collide with CNI_IFNAME or another ADD), then renames it.
+// Creates the link in the container under its temporary name (so it can
+// never collide with CNI_IFNAME or another attachment's ADD), then renames it.
 absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 net::NetlinkSocket& csock,
                                                 const net::Netns& container,
                                                 const net::LinkInfo& master, const AddSpec& spec,
-                                                absl::string_view ifname) {
+                                                const CmdArgs& args) {
+  const std::string& ifname = args.ifname;
   ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
   if (taken) {
     return absl::AlreadyExistsError(
         absl::StrCat(spec.plugin, ": container interface \"", ifname, "\" already exists"));
   }
   NewLink link{.master = &master, .netns = spec.master.in_container ? nullptr : &container};
+  link.name = TemporaryName(spec.name_prefix, args);
   absl::Status created;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    link.name = spec.name_prefix + net::RandomVethName().substr(4);  // + 8 hex digits
+  for (int attempt = 0; attempt < 2; ++attempt) {
     created = spec.create(master_sock, link);
     if (!absl::IsAlreadyExists(created)) break;
     // EEXIST with a free name: the master already carries what this link
@@ -62,6 +63,9 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
           spec.plugin, ": master \"", master.name, "\" refused the new link (", created.message(),
           "): it already has a link that this one would duplicate"));
     }
+    // This attachment's own name: an earlier ADD was killed before its
+    // rename (and no DEL came). That link is ours to replace.
+    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin);
   }
   RETURN_IF_ERROR(created, spec.plugin);
   ASSIGN_OR_RETURN(net::LinkInfo made, net::LinkByName(csock, link.name));
@@ -148,7 +152,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   RETURN_IF_ERROR(RequireMtuWithin(master, spec.mtu, spec.plugin));
 
   ASSIGN_OR_RETURN(net::LinkInfo link,
-                   CreateInContainer(msock, csock, container, master, spec, args.ifname));
+                   CreateInContainer(msock, csock, container, master, spec, args));
   absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
   Result result;
@@ -186,7 +190,23 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   return result;
 }
 
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin) {
+std::string TemporaryName(absl::string_view prefix, const CmdArgs& args) {
+  // FNV-1a: the same digits in every build and process.
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : absl::StrCat(args.container_id, "/", args.ifname)) {
+    hash = (hash ^ c) * 16777619u;
+  }
+  return absl::StrCat(prefix, absl::Hex(hash, absl::kZeroPad8));
+}
+
+absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
+                 absl::string_view name_prefix) {
+  // An ADD killed between creating the link and renaming it left it under
+  // this attachment's temporary name. Its IPAM ADD had not run yet (it comes
+  // after the rename), so the link can go before IPAM DEL.
+  if (!args.netns.empty()) {
+    RETURN_IF_ERROR(net::DeleteLinkInNetns(args.netns, TemporaryName(name_prefix, args)), plugin);
+  }
   return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin);
 }
 

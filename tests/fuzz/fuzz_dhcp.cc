@@ -2,13 +2,15 @@
 // code that reads bytes a DHCP server (or anyone on the link) sends. The input
 // is tried both as an IPv4 packet (what the packet socket delivers) and as a
 // bare DHCP message; a decoded message must survive every accessor, the result
-// builder, and an encode/decode round trip with the same options.
+// builder, and an encode/decode round trip with the same options. The same
+// bytes go to the DHCPv6 decoder (packet6.h) and its option readers.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "lease.h"
 #include "packet.h"
+#include "packet6.h"
 
 namespace {
 
@@ -27,11 +29,26 @@ void Exercise(absl::string_view bytes) {
   if (!again.ok() || again->options != m->options || again->xid != m->xid || again->chaddr != m->chaddr) abort();
 }
 
+void ExerciseV6(absl::string_view bytes) {
+  namespace v6 = cni::dhcp::v6;
+  absl::StatusOr<v6::Message> m = v6::Message::Decode(bytes);
+  if (!m.ok()) return;
+  (void)v6::StatusOf(*m);
+  (void)v6::DnsServers(*m);
+  (void)v6::DomainList(*m);
+  for (const auto& [code, value] : m->options) {
+    if (code == v6::opt::kIaNa) (void)v6::DecodeIaNa(value);
+  }
+  absl::StatusOr<v6::Message> again = v6::Message::Decode(m->Encode());
+  if (!again.ok() || again->options != m->options || again->xid != m->xid || again->type != m->type) abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   if (std::optional<cni::dhcp::UdpDatagram> udp = cni::dhcp::UnframeUdp(bytes)) Exercise(udp->payload);
   Exercise(bytes);
+  ExerciseV6(bytes);
   return 0;
 }

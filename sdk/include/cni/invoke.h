@@ -49,6 +49,14 @@ absl::StatusOr<Result> DelegateAdd(absl::string_view type, const CmdArgs& args,
 absl::Status DelegateCheck(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 // DEL: success or the delegate's error (call it during rollback of a failed ADD too).
 absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
+// Whether a failed IPAM DEL may finish when the runtime retries the DEL: the
+// IPAM plugin said so (code 11, try again later: e.g. the dhcp daemon is
+// down), or it never answered (killed, timed out, crashed: code 999 with no
+// error document of its own). An interface plugin then stops its DEL there
+// and keeps the container's interface, which the retry's IPAM DEL may need
+// (the dhcp daemon sends its RELEASE through it). Any other failure is
+// final: DEL removes the rest and reports it.
+bool IpamDelMayFinishOnRetry(const absl::Status& failed_del);
 // GC: success or the delegate's error.
 absl::Status DelegateGc(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 // STATUS: success or the delegate's error (e.g. code 50, no addresses left).

@@ -27,7 +27,9 @@ class IpamLease {
  public:
   // Delegates ADD to the IPAM plugin `type` with `conf_bytes` (default: the
   // caller's own configuration). The IPAM plugin's error passes through as it
-  // printed it. `args` must outlive the lease (it is the handler's CmdArgs).
+  // printed it; one that died without printing one gets an IPAM DEL at once
+  // (it may have allocated). `args` must outlive the lease (it is the
+  // handler's CmdArgs).
   static absl::StatusOr<IpamLease> Acquire(const CmdArgs& args, absl::string_view type,
                                            absl::string_view conf_bytes = {});
 

@@ -91,7 +91,7 @@ struct NewLink {
 // how to create its kind of link.
 struct AddSpec {
   std::string plugin;          // "ipvlan": prefixes every message
-  std::string name_prefix;     // the temporary name: this + 8 hex digits (<= 7 chars)
+  std::string name_prefix;     // the temporary name: this + 8 hex digits (<= 7 chars, TemporaryName)
   Master master;               // the configured master (name may be "")
   int mtu = 0;                 // checked against the master's; 0: the master's
   std::string ipam_type;       // "": layer 2 only (or the chained addresses below)
@@ -111,10 +111,18 @@ struct AddSpec {
 // Any failure deletes the link and releases the IPAM lease.
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 
+// The name ADD gives the link before it is renamed CNI_IFNAME: `prefix` and
+// 8 hex digits of a hash of the container ID and CNI_IFNAME. It is the
+// attachment's own, so a DEL after an ADD killed before the rename finds
+// the link under it, and the next ADD replaces such a leftover.
+std::string TemporaryName(absl::string_view prefix, const CmdArgs& args);
+
 // IPAM DEL (when ipam_type is set, always first, so the address never
-// leaks), then the link in the container; a namespace or link that is gone
-// is success. Keeps going past a failure and reports them all.
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin);
+// leaks), then the link in the container, under CNI_IFNAME or the
+// temporary name of `name_prefix`; a namespace or link that is gone is
+// success. Keeps going past a failure and reports them all.
+absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
+                 absl::string_view name_prefix);
 
 // What a plugin tells Check: its names, IPAM, and its kind's own checks.
 struct CheckSpec {
@@ -141,12 +149,14 @@ absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl:
 // (calling Add and Check above); DEL, GC and STATUS straight from
 // `Config::ipam_type`.
 template <typename Config>
-PluginFuncs Funcs(std::string plugin,
+PluginFuncs Funcs(std::string plugin, std::string name_prefix,
                   std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,
                   std::function<absl::Status(const CmdArgs&, const Config&)> check) {
   return Typed<Config>({
       .add = std::move(add),
-      .del = [plugin](const CmdArgs& args, const Config& c) { return Del(args, c.ipam_type, plugin); },
+      .del = [plugin, name_prefix](const CmdArgs& args, const Config& c) {
+        return Del(args, c.ipam_type, plugin, name_prefix);
+      },
       .check = std::move(check),
       .gc = ForwardGcToIpam<Config>,
       .status = ForwardStatusToIpam<Config>,

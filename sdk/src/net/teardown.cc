@@ -14,6 +14,8 @@ absl::Status DeleteContainerLinkAndAddress(const CmdArgs& args, absl::string_vie
   std::vector<absl::Status> failures;
   if (!ipam_type.empty()) {
     if (absl::Status st = DelegateDel(ipam_type, args); !st.ok()) {
+      // The retry's IPAM DEL may need the link (see IpamDelMayFinishOnRetry).
+      if (IpamDelMayFinishOnRetry(st)) return Annotate(st, absl::StrCat(plugin, ": releasing the IPAM address"));
       failures.push_back(Annotate(st, absl::StrCat(plugin, ": releasing the IPAM address")));
     }
   }

@@ -30,6 +30,26 @@ TEST_CASE("dhcp config: defaults", "[dhcp]") {
   CHECK(c->parameter_list == Codes({3, 1, 6, 15, 33, 121}));
   CHECK(c->provide.empty());
   CHECK(c->priority == 0);
+  // How long each command waits for the daemon.
+  CHECK(c->add_budget == absl::Seconds(90));
+  CHECK(c->DelBudget() == absl::Seconds(10));
+  CHECK(c->GcBudget() == absl::Seconds(30));
+}
+
+TEST_CASE("dhcp config: timeout bounds every call to the daemon", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse(R"(,"timeout":20)");
+  REQUIRE(c.ok());
+  CHECK(c->add_budget == absl::Seconds(20));
+  CHECK(c->DelBudget() == absl::Seconds(10));
+  CHECK(c->GcBudget() == absl::Seconds(20));
+  c = Parse(R"(,"timeout":3)");
+  REQUIRE(c.ok());
+  CHECK(c->DelBudget() == absl::Seconds(3));
+  CHECK(c->GcBudget() == absl::Seconds(3));
+  CHECK(cni::CodeOf(Parse(R"(,"timeout":0)").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"timeout":3601)").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"timeout":"10s")").status()) == 6);
+  CHECK(cni::CodeOf(Parse(R"(,"timeout":1.5)").status()) == 6);
 }
 
 TEST_CASE("dhcp config: request, skipDefault and provide with fromArg", "[dhcp]") {
