@@ -9,7 +9,7 @@ namespace cni::dummy {
 namespace {
 
 const config::Schema<Config> kKeys = {
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace

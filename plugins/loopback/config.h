@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
@@ -11,7 +13,7 @@
 namespace cni::loopback {
 
 struct Config {
-  Dns dns;                        // the config's "dns", put into the result
+  std::optional<Dns> dns;         // the config's "dns", when it sets a field: put into the result
   std::optional<Result> prev;     // prevResult, when chained after another plugin
 
   // Parses the configuration (args.conf). A malformed prevResult or dns is an

@@ -11,9 +11,9 @@ namespace {
 
 const config::Schema<Config> kKeys = {
     config::Bool("ipMasq", &Config::ip_masq),
-    config::Whole("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-    config::Whole("mtu", &Config::mtu, ParseVethMtuKey),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+    config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace
