@@ -154,4 +154,10 @@ absl::Status RequireSupported(const Config& config) {
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "bridge: ipMasqBackend");
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"ipam", "args.cni.mac", "runtimeConfig.mac"});
+  return names;
+}
+
 }  // namespace cni::bridge

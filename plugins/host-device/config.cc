@@ -65,4 +65,10 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"runtimeConfig.deviceID", "ipam"});
+  return names;
+}
+
 }  // namespace cni::host_device

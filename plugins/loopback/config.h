@@ -19,6 +19,8 @@ struct Config {
   // Parses the configuration (args.conf). A malformed prevResult or dns is an
   // error (code 6 or 1) before the namespace is touched.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::loopback

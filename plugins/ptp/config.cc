@@ -34,4 +34,10 @@ absl::Status RequireSupported(const Config& config) {
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "ptp: ipMasqBackend");
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"ipam"});
+  return names;
+}
+
 }  // namespace cni::ptp

@@ -69,4 +69,6 @@ absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& arg
   return mac;
 }
 
+std::vector<std::string> MacKeyNames() { return {"mac", "runtimeConfig.mac"}; }
+
 }  // namespace cni

@@ -45,5 +45,8 @@ absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl
 // strings do not count. Only the winner is parsed: bad MAC, code 7. None: nullopt.
 absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& args,
                                                               absl::string_view plugin);
+// The configuration keys ResolveMacKeys reads, "mac" and "runtimeConfig.mac"
+// (CNI_ARGS MAC is not a configuration key), for a plugin's KeyNames.
+std::vector<std::string> MacKeyNames();
 
 }  // namespace cni
