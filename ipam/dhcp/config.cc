@@ -129,4 +129,6 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() { return config::KeyNames(kIpamKeys); }
+
 }  // namespace cni::dhcp

@@ -41,6 +41,10 @@ struct Config {
   // Code 7 for an unknown option name or a value over 255 bytes; code 6 for
   // a key of the wrong JSON type.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: those of the ipam object by name,
+  // the others by their path ("runtimeConfig.ips"). The README's key table
+  // lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::dhcp

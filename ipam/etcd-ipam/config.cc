@@ -129,4 +129,17 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names;
+  for (const std::string& key : config::KeyNames(kIpamKeys)) {
+    if (key != "etcd") {
+      names.push_back(key);
+      continue;
+    }
+    for (const std::string& nested : config::KeyNames(kEtcdKeys)) names.push_back("etcd." + nested);
+  }
+  for (std::string& key : ipam::RangeKeyNames()) names.push_back(std::move(key));
+  return names;
+}
+
 }  // namespace cni::etcdipam

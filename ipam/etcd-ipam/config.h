@@ -45,6 +45,10 @@ struct Config {
 
   // Parses and validates everything (no etcd contact).
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: those of the ipam object by name,
+  // the others by their path ("runtimeConfig.ips"). The README's key table
+  // lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::etcdipam

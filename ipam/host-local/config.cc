@@ -60,4 +60,10 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kIpamKeys);
+  for (std::string& key : ipam::RangeKeyNames()) names.push_back(std::move(key));
+  return names;
+}
+
 }  // namespace cni::hostlocal

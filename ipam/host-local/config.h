@@ -50,6 +50,10 @@ struct Config {
   // and the raw CNI_ARGS. Never touches the filesystem (resolvConf is read by
   // ADD, the only command that needs it).
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: those of the ipam object by name,
+  // the others by their path ("runtimeConfig.ips"). The README's key table
+  // lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::hostlocal

@@ -30,12 +30,12 @@ absl::StatusOr<Address> ParseAddressObject(const Json& entry, size_t index) {
   return a;
 }
 
-// The rows below read the "ipam" object; their messages name the key by its
-// path ("ipam.routes: ..."), as before the table, so they ignore the plugin name.
+// The rows below read keys of the "ipam" object; their messages name the key
+// by its path ("ipam.routes: ..."), as before the table, so they take no plugin name.
 
-absl::StatusOr<std::vector<Address>> ParseAddresses(const Json& ipam, absl::string_view) {
+absl::StatusOr<std::vector<Address>> ParseAddresses(const config::Field& key) {
   std::vector<Address> addresses;
-  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(ipam, "addresses"));
+  ASSIGN_OR_RETURN(std::optional<Json> list, key.AsArray());
   if (!list) return addresses;
   for (size_t i = 0; i < list->size(); ++i) {
     ASSIGN_OR_RETURN(Address a, ParseAddressObject((*list)[i], i));
@@ -44,9 +44,9 @@ absl::StatusOr<std::vector<Address>> ParseAddresses(const Json& ipam, absl::stri
   return addresses;
 }
 
-absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam, absl::string_view) {
+absl::StatusOr<std::vector<Route>> ParseRoutes(const config::Field& key) {
   std::vector<Route> routes;
-  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(ipam, "routes"));
+  ASSIGN_OR_RETURN(std::optional<Json> list, key.AsArray());
   if (!list) return routes;
   // Routes use the result's route shape; reuse the result parser for them.
   absl::StatusOr<Result> parsed =
@@ -57,17 +57,17 @@ absl::StatusOr<std::vector<Route>> ParseRoutes(const Json& ipam, absl::string_vi
   return parsed->routes;
 }
 
-absl::StatusOr<Dns> ParseDns(const Json& ipam, absl::string_view) {
-  const Json* dns = FindKey(ipam, "dns");
+absl::StatusOr<Dns> ParseDns(const config::Field& key) {
+  const Json* dns = key.value();
   if (dns == nullptr || dns->is_null()) return Dns();
   ASSIGN_OR_RETURN(Dns parsed, Dns::FromJson(*dns), "ipam.dns");
   return parsed;
 }
 
 const config::Schema<Config> kIpamKeys = {
-    config::Whole("addresses", &Config::addresses, ParseAddresses),
-    config::Whole("routes", &Config::routes, ParseRoutes),
-    config::Whole("dns", &Config::dns, ParseDns),
+    config::Parsed("addresses", &Config::addresses, ParseAddresses),
+    config::Parsed("routes", &Config::routes, ParseRoutes),
+    config::Parsed("dns", &Config::dns, ParseDns),
 };
 
 // The "ipam" object: required, and an object.

@@ -87,4 +87,10 @@ std::string IfbName(const std::string& network, const std::string& container_id)
   return HashWithPrefix(15, "bwp", network + container_id);
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names(std::begin(kKeys), std::end(kKeys));
+  names.push_back("runtimeConfig.bandwidth");  // the capability, with the same four keys
+  return names;
+}
+
 }  // namespace cni::bandwidth

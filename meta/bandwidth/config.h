@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/net/qdisc.h"
@@ -37,6 +38,10 @@ struct Config {
   // a rate without a burst or the reverse, a burst of 4 GB or more (upstream's
   // limits) and a rate below 8 bit/s (0 bytes/s for the kernel) are code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names and the keys
+  // read beside it, with their path: "runtimeConfig.mac"). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 // The TBF numbers upstream computes for a rate (bit/s) and burst (bit): rate

@@ -60,4 +60,6 @@ std::string Config::SavedPath(absl::string_view container_id) const {
   return absl::StrCat(data_dir, "/", container_id);
 }
 
+std::vector<std::string> Config::KeyNames() { return config::KeyNames(kKeys); }
+
 }  // namespace cni::flannel

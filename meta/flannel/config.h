@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,6 +33,10 @@ struct Config {
   // Wrong JSON types of subnetFile, dataDir, delegate, ipam or runtimeConfig:
   // code 6.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names and the keys
+  // read beside it, with their path: "runtimeConfig.mac"). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 
   // <dataDir>/<containerID>: the delegate configuration saved at ADD.
   std::string SavedPath(absl::string_view container_id) const;

@@ -64,4 +64,6 @@ std::vector<IpConfig> AddressesOf(const Result& prev, absl::string_view ifname) 
   return out;
 }
 
+std::vector<std::string> Config::KeyNames() { return config::KeyNames(kKeys); }
+
 }  // namespace cni::sbr

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,6 +39,10 @@ struct Config {
   // Wrong JSON types are code 6; a table outside 1 ... 2^32-1, a gateway that
   // does not parse, more than two gateways or two of one family: code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names and the keys
+  // read beside it, with their path: "runtimeConfig.mac"). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 // The addresses of prevResult that belong to `ifname`, as upstream picks

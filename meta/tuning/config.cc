@@ -298,4 +298,13 @@ absl::StatusOr<BackupDir> BackupDir::Parse(const CmdArgs& args) {
   return BackupDir{*dir};
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> own = config::KeyNames(kLinkKeys);
+  own.push_back("sysctl");
+  std::vector<std::string> names = own;
+  names.insert(names.end(), {"dataDir", "runtimeConfig.mac"});
+  for (const std::string& key : own) names.push_back("args.cni." + key);  // override the config's
+  return names;
+}
+
 }  // namespace cni::tuning

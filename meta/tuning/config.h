@@ -54,6 +54,10 @@ struct Config {
   // sysctl key outside /proc/sys/net, one sysctl named twice in any spelling)
   // code 7; unknown CNI_ARGS keys code 4 (unless IgnoreUnknown).
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names and the keys
+  // read beside it, with their path: "runtimeConfig.mac"). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 // What DEL and GC need: only the dataDir, so they still work when other keys

@@ -28,4 +28,6 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() { return config::KeyNames(kKeys); }
+
 }  // namespace cni::vrf

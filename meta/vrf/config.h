@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
@@ -22,6 +23,10 @@ struct Config {
   // `vrfname` missing, empty or not a valid interface name, `table` outside
   // 0 ... 2^32-1: code 7; wrong JSON types: code 6.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names and the keys
+  // read beside it, with their path: "runtimeConfig.mac"). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::vrf

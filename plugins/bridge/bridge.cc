@@ -268,11 +268,10 @@ absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const Cmd
   result.ips = ipam.ips;
   result.routes = ipam.routes;
   result.dns = ipam.dns;
+  // The result prints at the config's version: skel accepted the version,
+  // and the lease has addresses (RequireAddresses), so 0.1.0/0.2.0 have the
+  // IP they need before the gateway addresses go onto the bridge for good.
   std::vector<net::IpPrefix> gateways = ApplyGateways(config, result);
-  // skel prints at the config's version only after we return, and the
-  // gateway addresses go onto the bridge for good: a result that cannot be
-  // printed there must fail now (IpamLease::Commit checks the final one too).
-  RETURN_IF_ERROR(CheckPrintableAt(result, args.conf), "bridge: IPAM result");
   ContainerSysctls(ns.container, ns.container_sock, container_index, args.ifname, config.enable_dad);
   net::ConfigureOptions opts;
   opts.enable_dad = config.enable_dad;

@@ -29,8 +29,8 @@ absl::Status RequireInterfaceName(absl::string_view what, absl::string_view name
 }
 
 // "vlan": the access VLAN, 0 (none) when absent. Upstream's wording.
-absl::StatusOr<int> ParseVlan(const Json& raw, absl::string_view /*plugin*/) {
-  ASSIGN_OR_RETURN(std::optional<int64_t> vlan, GetInt(raw, "vlan"));
+absl::StatusOr<int> ParseVlan(const config::Field& key) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> vlan, key.AsInt());
   if (!vlan) return 0;
   if (*vlan < 0 || *vlan > kMaxVlan) {
     return Invalid(absl::StrCat("invalid VLAN ID ", *vlan, " (must be between 0 and 4094)"));
@@ -63,8 +63,8 @@ absl::Status AddTrunkEntry(const Json& item, std::set<int>& ids) {
 }
 
 // vlanTrunk: [{"id": 5}, {"minID": 10, "maxID": 20}, ...] -> sorted unique IDs.
-absl::StatusOr<std::vector<int>> ParseTrunk(const Json& raw, absl::string_view /*plugin*/) {
-  ASSIGN_OR_RETURN(std::optional<Json> list, GetArray(raw, "vlanTrunk"));
+absl::StatusOr<std::vector<int>> ParseTrunk(const config::Field& key) {
+  ASSIGN_OR_RETURN(std::optional<Json> list, key.AsArray());
   if (!list) return std::vector<int>{};
   std::set<int> ids;
   for (const Json& item : *list) RETURN_IF_ERROR(AddTrunkEntry(item, ids));
@@ -85,11 +85,11 @@ const config::Schema<Config> kKeys = {
     config::Bool("enabledad", &Config::enable_dad),
     config::Bool("disableContainerInterface", &Config::disable_container_interface),
     config::Bool("portIsolation", &Config::port_isolation),
-    config::Whole("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-    config::Whole("mtu", &Config::mtu, ParseVethMtuKey),
-    config::Whole("vlan", &Config::vlan, ParseVlan),
-    config::Whole("vlanTrunk", &Config::trunk, ParseTrunk),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+    config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+    config::Parsed("vlan", &Config::vlan, ParseVlan),
+    config::Parsed("vlanTrunk", &Config::trunk, ParseTrunk),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 // The rules between keys (upstream's wording where it has one).
@@ -152,6 +152,12 @@ absl::Status RequireSupported(const Config& config) {
   if (config.mac) RETURN_IF_ERROR(RequireUnicastMac(*config.mac));
   if (!config.ip_masq) return absl::OkStatus();
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "bridge: ipMasqBackend");
+}
+
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"ipam", "args.cni.mac", "runtimeConfig.mac"});
+  return names;
 }
 
 }  // namespace cni::bridge

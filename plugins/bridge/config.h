@@ -52,6 +52,10 @@ struct Config {
   // upstream's wording where it has one. Does not judge what only some
   // commands need; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: its key table's names and the keys
+  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel

@@ -9,7 +9,7 @@ namespace cni::dummy {
 namespace {
 
 const config::Schema<Config> kKeys = {
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace
@@ -23,6 +23,12 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
                  "dummy: dummy interface requires an IPAM configuration");
   }
   return c;
+}
+
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"ipam"});
+  return names;
 }
 
 }  // namespace cni::dummy

@@ -15,16 +15,16 @@ absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("host-device: ", msg));
 }
 
-absl::StatusOr<std::optional<net::MacAddress>> ParseHwaddrKey(const Json& raw, absl::string_view) {
-  ASSIGN_OR_RETURN(std::optional<std::string> text, GetString(raw, "hwaddr"));
+absl::StatusOr<std::optional<net::MacAddress>> ParseHwaddrKey(const config::Field& key) {
+  ASSIGN_OR_RETURN(std::optional<std::string> text, key.AsString());
   if (!text || text->empty()) return std::nullopt;
   absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(*text);
   if (!mac.ok()) return Invalid(absl::StrCat("failed to parse MAC address \"", *text, "\""));
   return *mac;
 }
 
-absl::StatusOr<std::string> ParseKernelPathKey(const Json& raw, absl::string_view) {
-  ASSIGN_OR_RETURN(std::optional<std::string> path, GetString(raw, "kernelpath"));
+absl::StatusOr<std::string> ParseKernelPathKey(const config::Field& key) {
+  ASSIGN_OR_RETURN(std::optional<std::string> path, key.AsString());
   if (!path || path->empty()) return std::string();
   if (!absl::StartsWith(*path, "/sys/devices/") || absl::StrContains(*path, "/../")) {
     return Invalid(absl::StrCat("kernel device path \"", *path,
@@ -34,22 +34,21 @@ absl::StatusOr<std::string> ParseKernelPathKey(const Json& raw, absl::string_vie
 }
 
 // A PCI or auxiliary bus address names one directory under /sys/bus: no '/'.
-absl::StatusOr<std::string> BusId(const Json& obj, absl::string_view key) {
-  ASSIGN_OR_RETURN(std::optional<std::string> id, GetString(obj, key));
+absl::StatusOr<std::string> BusId(const config::Field& key) {
+  ASSIGN_OR_RETURN(std::optional<std::string> id, key.AsString());
   if (!id || id->empty()) return std::string();
   if (absl::StrContains(*id, "/") || *id == "." || *id == "..") {
-    return Invalid(absl::StrCat("\"", key, "\" \"", *id, "\" is not a bus address"));
+    return Invalid(absl::StrCat("\"", key.name(), "\" \"", *id, "\" is not a bus address"));
   }
   return *id;
 }
 
 const config::Schema<Config> kKeys = {
     config::String("device", &Config::device),
-    config::Whole("hwaddr", &Config::hwaddr, ParseHwaddrKey),
-    config::Whole("kernelpath", &Config::kernel_path, ParseKernelPathKey),
-    config::Whole("pciBusID", &Config::pci_bus_id,
-                  [](const Json& raw, absl::string_view) { return BusId(raw, "pciBusID"); }),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Parsed("hwaddr", &Config::hwaddr, ParseHwaddrKey),
+    config::Parsed("kernelpath", &Config::kernel_path, ParseKernelPathKey),
+    config::Parsed("pciBusID", &Config::pci_bus_id, BusId),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace
@@ -57,13 +56,19 @@ const config::Schema<Config> kKeys = {
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;
   RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "host-device", c));
-  ASSIGN_OR_RETURN(c.device_id, BusId(args.conf.runtime_config, "deviceID"));
+  ASSIGN_OR_RETURN(c.device_id, BusId(config::Field(args.conf.runtime_config, "deviceID")));
   if (c.device.empty() && !c.hwaddr && c.kernel_path.empty() && c.pci_bus_id.empty() &&
       c.device_id.empty()) {
     return Invalid("specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
   }
   c.ipam_type = args.conf.ipam_type;
   return c;
+}
+
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"runtimeConfig.deviceID", "ipam"});
+  return names;
 }
 
 }  // namespace cni::host_device

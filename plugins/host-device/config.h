@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/net/ip.h"
@@ -28,6 +29,10 @@ struct Config {
   // Wrong types: code 6. None of the device keys, a bad MAC, a kernelpath
   // outside /sys/devices/: code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: its key table's names and the keys
+  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::host_device

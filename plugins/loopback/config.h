@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/skel.h"
@@ -11,12 +13,14 @@
 namespace cni::loopback {
 
 struct Config {
-  Dns dns;                        // the config's "dns", put into the result
+  std::optional<Dns> dns;         // the config's "dns", when it sets a field: put into the result
   std::optional<Result> prev;     // prevResult, when chained after another plugin
 
   // Parses the configuration (args.conf). A malformed prevResult or dns is an
   // error (code 6 or 1) before the namespace is touched.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads (its key table's names).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::loopback

@@ -74,7 +74,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     if (p) result.ips.push_back(IpConfig{0, *p, std::nullopt});
   }
   // Upstream drops the config's dns; every plugin of ours passes it on.
-  result.dns = config.dns;
+  if (config.dns) result.dns = *config.dns;
   return result;
 }
 

@@ -29,4 +29,11 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  for (std::string& key : MacKeyNames()) names.push_back(std::move(key));
+  names.push_back("ipam");
+  return names;
+}
+
 }  // namespace cni::macvlan

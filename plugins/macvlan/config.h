@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni/net/ip.h"
@@ -30,6 +31,10 @@ struct Config {
   // Reads args.conf and CNI_ARGS (MAC). Wrong types: code 6. Bad values
   // (mode, MAC, negative MTU, master name): code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: its key table's names and the keys
+  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 }  // namespace cni::macvlan

@@ -11,9 +11,9 @@ namespace {
 
 const config::Schema<Config> kKeys = {
     config::Bool("ipMasq", &Config::ip_masq),
-    config::Whole("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-    config::Whole("mtu", &Config::mtu, ParseVethMtuKey),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+    config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace
@@ -32,6 +32,12 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
 absl::Status RequireSupported(const Config& config) {
   if (!config.ip_masq) return absl::OkStatus();
   return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "ptp: ipMasqBackend");
+}
+
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  names.insert(names.end(), {"ipam"});
+  return names;
 }
 
 }  // namespace cni::ptp

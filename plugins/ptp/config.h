@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +26,10 @@ struct Config {
   // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
   // Does not judge ipMasq; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
+  // The configuration keys Parse reads: its key table's names and the keys
+  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
+  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  static std::vector<std::string> KeyNames();
 };
 
 // What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable

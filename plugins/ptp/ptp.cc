@@ -64,7 +64,7 @@ namespace {
 // ptp routes everything through the gateway, so every address needs one, of
 // its own family. Checked right after IPAM ADD, before the host-wide
 // forwarding sysctls are written (the lease is released on failure).
-absl::Status ValidateIpamResult(const IpamLease& lease, const NetConf& conf) {
+absl::Status ValidateIpamResult(const IpamLease& lease) {
   RETURN_IF_ERROR(lease.RequireAddresses(), "ptp");
   for (const IpConfig& ip : lease.result().ips) {
     if (!ip.gateway) {
@@ -78,10 +78,8 @@ absl::Status ValidateIpamResult(const IpamLease& lease, const NetConf& conf) {
                                 ip.gateway->ToString(), " of the other IP family"));
     }
   }
-  // The addresses of the result are IPAM's, so whether it can be printed at
-  // the config's version (0.1.0/0.2.0 hold one address per family) is known
-  // now; IpamLease::Commit checks again at the end, too late for ip_forward.
-  RETURN_IF_ERROR(CheckPrintableAt(lease.result(), conf), "ptp: IPAM result");
+  // No printability check here: skel accepted the config's version, and a
+  // result with an address (RequireAddresses) prints at every version.
   return absl::OkStatus();
 }
 
@@ -184,7 +182,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
   // Every return before lease.Commit releases the address again.
   ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
-  RETURN_IF_ERROR(ValidateIpamResult(lease, args.conf));
+  RETURN_IF_ERROR(ValidateIpamResult(lease));
   RETURN_IF_ERROR(EnableForwarding(hsock, lease.result()), "ptp: enabling IP forwarding");
 
   // With IPv6, the host end routes for the container from the moment ADD

@@ -11,8 +11,8 @@ namespace cni::tap {
 namespace {
 
 // "bridge": "" or absent means none; else a valid interface name.
-absl::StatusOr<std::string> ParseBridgeKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<std::string> bridge, GetString(raw, "bridge"));
+absl::StatusOr<std::string> ParseBridgeKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> bridge, key.AsString());
   if (!bridge || bridge->empty()) return std::string();
   if (absl::Status st = ValidateInterfaceName(*bridge); !st.ok()) {
     return Error(ErrorCode::kInvalidNetworkConfig,
@@ -23,8 +23,8 @@ absl::StatusOr<std::string> ParseBridgeKey(const Json& raw, absl::string_view pl
 
 // "mtu": 0 (absent) keeps the kernel's; else 68 (ETH_MIN_MTU) up to 65521
 // (tun's largest), so the kernel is never asked for one it refuses.
-absl::StatusOr<int> ParseMtuKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+absl::StatusOr<int> ParseMtuKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
   if (!mtu || *mtu == 0) return 0;
   if (*mtu < 68 || *mtu > 65521) {
     return Error(ErrorCode::kInvalidNetworkConfig,
@@ -37,12 +37,12 @@ constexpr config::Range kId = {0, 0xFFFFFFFFLL};
 
 const config::Schema<Config> kKeys = {
     config::Bool("multiQueue", &Config::multi_queue),
-    config::Whole("mtu", &Config::mtu, ParseMtuKey),
+    config::Parsed("mtu", &Config::mtu, ParseMtuKey),
     config::Integer("owner", &Config::owner, kId),
     config::Integer("group", &Config::group, kId),
     config::String("selinuxContext", &Config::selinux_context),
-    config::Whole("bridge", &Config::bridge, ParseBridgeKey),
-    config::Whole("dns", &Config::dns, ParseDnsKey),
+    config::Parsed("bridge", &Config::bridge, ParseBridgeKey),
+    config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
 }  // namespace
@@ -53,6 +53,13 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   ASSIGN_OR_RETURN(c.mac, ResolveMacKeys(args, "tap"));
   c.ipam_type = args.conf.ipam_type;
   return c;
+}
+
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kKeys);
+  for (std::string& key : MacKeyNames()) names.push_back(std::move(key));
+  names.push_back("ipam");
+  return names;
 }
 
 }  // namespace cni::tap

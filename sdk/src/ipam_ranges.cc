@@ -406,4 +406,10 @@ std::optional<std::pair<net::IpAddress, const Range*>> RangeIter::Next() {
   }
 }
 
+std::vector<std::string> RangeKeyNames() {
+  return {"ranges",  "subnet",       "rangeStart",        "rangeEnd",
+          "gateway", "routes",       "runtimeConfig.ipRanges", "args.cni.ips",
+          "runtimeConfig.ips"};
+}
+
 }  // namespace cni::ipam

@@ -16,28 +16,10 @@ absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
 }
 
-bool DnsFieldsSet(const Json& dns) {
-  for (absl::string_view key : {"nameservers", "search", "options"}) {
-    const Json* v = FindKey(dns, key);
-    if (v != nullptr && !v->is_null()) return true;
-  }
-  const Json* domain = FindKey(dns, "domain");
-  return domain != nullptr && domain->is_string() && !domain->get<std::string>().empty();
-}
-
 }  // namespace
 
-absl::StatusOr<std::optional<Dns>> ParseDnsKey(const Json& raw, absl::string_view plugin) {
-  const Json* dns = FindKey(raw, "dns");
-  if (dns == nullptr || dns->is_null()) return std::nullopt;
-  if (!dns->is_object()) return Error(ErrorCode::kDecodingFailure, absl::StrCat(plugin, ": \"dns\" is not an object"));
-  if (!DnsFieldsSet(*dns)) return std::nullopt;
-  ASSIGN_OR_RETURN(Dns parsed, Dns::FromJson(*dns), plugin, ": dns");
-  return parsed;
-}
-
-absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+absl::StatusOr<int> ParseVethMtuKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
   if (!mtu || *mtu == 0) return 0;
   if (*mtu < kVethMinMtu || *mtu > kVethMaxMtu) {
     return Invalid(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
@@ -46,8 +28,8 @@ absl::StatusOr<int> ParseVethMtuKey(const Json& raw, absl::string_view plugin) {
   return static_cast<int>(*mtu);
 }
 
-absl::StatusOr<std::string> ParseMasterKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<std::string> master, GetString(raw, "master"));
+absl::StatusOr<std::string> ParseMasterKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> master, key.AsString());
   if (!master || master->empty()) return std::string();
   if (absl::Status st = ValidateInterfaceName(*master); !st.ok()) {
     return Invalid(plugin, absl::StrCat("master \"", *master, "\": ", st.message()));
@@ -55,15 +37,15 @@ absl::StatusOr<std::string> ParseMasterKey(const Json& raw, absl::string_view pl
   return *master;
 }
 
-absl::StatusOr<int> ParseSublinkMtuKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, GetInt(raw, "mtu"));
+absl::StatusOr<int> ParseSublinkMtuKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
   if (!mtu) return 0;
   if (*mtu < 0 || *mtu > kVethMaxMtu) return Invalid(plugin, absl::StrCat("invalid MTU ", *mtu));
   return static_cast<int>(*mtu);
 }
 
-absl::StatusOr<std::string> ParseIpMasqBackendKey(const Json& raw, absl::string_view plugin) {
-  ASSIGN_OR_RETURN(std::optional<std::string> backend, GetString(raw, "ipMasqBackend"));
+absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> backend, key.AsString());
   if (!backend || backend->empty()) return std::string();
   if (*backend != "iptables" && *backend != "nftables") {
     return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
@@ -86,5 +68,7 @@ absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& arg
   ASSIGN_OR_RETURN(net::MacAddress mac, net::MacAddress::Parse(*text), plugin, ": mac");
   return mac;
 }
+
+std::vector<std::string> MacKeyNames() { return {"mac", "runtimeConfig.mac"}; }
 
 }  // namespace cni

@@ -91,7 +91,7 @@ absl::Status ParseStrings(const Json& doc, NetConf& conf) {
 absl::Status ParseDns(const Json& doc, NetConf& conf) {
   ASSIGN_OR_RETURN(std::optional<Json> dns, GetObject(doc, "dns"));
   if (!dns.has_value()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(conf.dns, Dns::FromJson(*dns), "dns");
+  ASSIGN_OR_RETURN(conf.dns, Dns::FromConfig(*dns), "dns");
   return absl::OkStatus();
 }
 
@@ -111,6 +111,19 @@ absl::StatusOr<Dns> Dns::FromJson(const Json& j) {
   ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> options, GetStringList(j, "options"));
   AssignIfSet(std::move(options), dns.options);
   return dns;
+}
+
+absl::StatusOr<std::optional<Dns>> Dns::FromConfig(const Json& value) {
+  ASSIGN_OR_RETURN(Dns dns, FromJson(value));
+  // A present list counts even when empty (Go: non-nil); an empty domain does
+  // not (Go's zero string). FromJson cannot tell an empty list from an absent
+  // one, so the lists are looked up again.
+  for (absl::string_view key : {"nameservers", "search", "options"}) {
+    const Json* v = FindKey(value, key);
+    if (v != nullptr && !v->is_null()) return dns;
+  }
+  if (!dns.domain.empty()) return dns;
+  return std::nullopt;
 }
 
 Json Dns::ToJson() const {

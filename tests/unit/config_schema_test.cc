@@ -1,6 +1,9 @@
 // cni/config_schema.h: keys declared as data, one parser, uniform messages.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "cni/config_schema.h"
 #include "cni/plugin_keys.h"
 
@@ -27,7 +30,7 @@ const config::Schema<Sample>& Keys() {
       config::Integer("table", &Sample::table, {1, 1000}),
       config::OneOf("backend", &Sample::backend, {"iptables", "nftables"}),
       config::StringList("names", &Sample::names),
-      config::Whole("mtu", &Sample::mtu, cni::ParseVethMtuKey),
+      config::Parsed("mtu", &Sample::mtu, cni::ParseVethMtuKey),
       config::Custom("doubled", &Sample::doubled, [](const cni::Json& v) -> absl::StatusOr<int> {
         if (!v.is_number_integer()) return cni::Error(cni::ErrorCode::kDecodingFailure, "not a number");
         return 2 * v.get<int>();
@@ -79,4 +82,58 @@ TEST_CASE("config schema: wrong types are code 6, bad values code 7, with unifor
   fails(R"({"names":[1]})", 6, R"(cannot decode "names": expected list of strings, got number)");
   fails(R"({"mtu":9})", 7, "test: mtu 9 is out of range (68-65535, or 0 for the default)");
   fails(R"({"doubled":"x"})", 6, "test: not a number");
+}
+
+TEST_CASE("config schema: a Parsed row's parser sees only the key its row names", "[unit][config]") {
+  struct Seen {
+    std::string mode;
+    int mtu = 0;
+  };
+  const config::Schema<Seen> keys = {
+      config::Parsed("mode", &Seen::mode, [](const config::Field& key) -> absl::StatusOr<std::string> {
+        CHECK(key.name() == "mode");
+        CNI_ASSIGN_OR_RETURN(std::optional<std::string> v, key.AsString());
+        return v.value_or("default");
+      }),
+      config::Parsed("mtu", &Seen::mtu, cni::ParseVethMtuKey),
+  };
+  Seen s;
+  REQUIRE(config::ParseKeys(cni::Json{{"Mode", "l3"}, {"mtu", 1400}, {"other", 1}}, keys, "test", s).ok());
+  CHECK(s.mode == "l3");
+  CHECK(s.mtu == 1400);
+  Seen absent;
+  REQUIRE(config::ParseKeys(cni::Json{{"mtu", 1400}}, keys, "test", absent).ok());
+  CHECK(absent.mode == "default");  // "mtu" is there, but not this row's key
+  CHECK(config::KeyNames(keys) == std::vector<std::string>{"mode", "mtu"});
+  CHECK(config::KeyNames(Keys()) ==
+        std::vector<std::string>{"bridge", "hairpinMode", "vlan", "table", "backend", "names", "mtu", "doubled"});
+}
+
+// The header's example is ptp's table as it is: every line of it between
+// "kKeys = {" and "};" is a line of plugins/ptp/config.cc.
+TEST_CASE("config schema: the header's example is a real table", "[unit][config]") {
+  auto read = [](const std::string& path) {
+    std::ifstream in(std::string(CNI_TEST_SOURCE_DIR) + "/" + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string header = read("sdk/include/cni/config_schema.h");
+  const std::string ptp = read("plugins/ptp/config.cc");
+  REQUIRE_FALSE(ptp.empty());
+  std::vector<std::string> example;
+  bool in_table = false;
+  std::istringstream lines(header);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("//   ", 0) != 0) continue;
+    std::string code = line.substr(5);
+    if (code.find("kKeys = {") != std::string::npos) in_table = true;
+    if (in_table) example.push_back(code);
+    if (in_table && code == "};") break;
+  }
+  REQUIRE(example.size() >= 3);
+  for (const std::string& code : example) {
+    INFO(code);
+    CHECK(ptp.find("\n" + code + "\n") != std::string::npos);
+  }
 }

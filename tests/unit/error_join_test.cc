@@ -31,3 +31,19 @@ TEST_CASE("CheckPrintableAt: a result without IPs does not fit 0.2.0, nor a conf
   result.ips.push_back(ip);
   CHECK(cni::CheckPrintableAt(result, conf).ok());
 }
+
+// Why bridge and ptp need no printability check of their own: after
+// IpamLease::RequireAddresses the result has an address, and that prints at
+// every version skel lets through to the handler.
+TEST_CASE("CheckPrintableAt: a result with an address prints at every version", "[unit][version]") {
+  cni::Result result;
+  cni::IpConfig ip;
+  ip.address = *cni::net::IpPrefix::Parse("fd00::2/64");
+  result.ips.push_back(ip);
+  cni::NetConf conf;
+  for (const std::string& version : cni::AllVersions()) {
+    INFO(version);
+    conf.cni_version = version;
+    CHECK(cni::CheckPrintableAt(result, conf).ok());
+  }
+}

@@ -245,3 +245,39 @@ TEST_CASE("Dns::FromJson rejects non-objects", "[types]") {
 }
 
 }  // namespace cni
+
+namespace cni {
+
+// The configuration's "dns" has upstream's meaning (bridge's and ptp's
+// dnsConfSet) for every plugin: it counts only when it sets a field, and then
+// it replaces IPAM's dns in the result.
+TEST_CASE("Dns::FromConfig: only a dns that sets a field counts", "[unit][types]") {
+  CHECK_FALSE(Dns::FromConfig(Json::object())->has_value());
+  // An empty domain does not count; an empty list does (upstream: non-nil).
+  CHECK_FALSE(Dns::FromConfig(Json{{"domain", ""}})->has_value());
+  CHECK_FALSE(Dns::FromConfig(Json{{"search", nullptr}})->has_value());
+  for (const char* list : {"nameservers", "search", "options"}) {
+    absl::StatusOr<std::optional<Dns>> empty_list = Dns::FromConfig(Json{{list, Json::array()}});
+    REQUIRE(empty_list.ok());
+    CHECK(*empty_list == Dns());
+  }
+  absl::StatusOr<std::optional<Dns>> full =
+      Dns::FromConfig(Json{{"Nameservers", {"10.0.0.53"}}, {"domain", "cluster.local"}});
+  REQUIRE(full.ok());
+  CHECK(*full == Dns{{"10.0.0.53"}, "cluster.local", {}, {}});
+  CHECK(*Dns::FromConfig(Json{{"domain", "d"}}) == Dns{{}, "d", {}, {}});
+
+  absl::StatusOr<std::optional<Dns>> bad = Dns::FromConfig(Json("8.8.8.8"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(cni::CodeOf(bad.status()) == 6);
+  CHECK(cni::CodeOf(Dns::FromConfig(Json{{"search", "x"}}).status()) == 6);
+}
+
+TEST_CASE("NetConf::Parse: dns that sets no field is no dns", "[unit][types]") {
+  CHECK_FALSE(MustParse(R"({"dns": {}})").dns.has_value());
+  CHECK_FALSE(MustParse(R"({"dns": {"domain": ""}})").dns.has_value());
+  CHECK(MustParse(R"({"dns": {"search": []}})").dns == Dns());
+  CHECK(MustParse(R"({"dns": {"domain": "d"}})").dns == Dns{{}, "d", {}, {}});
+}
+
+}  // namespace cni

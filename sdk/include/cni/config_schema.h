@@ -12,12 +12,20 @@
 // default. Cross-key rules ("vlan and vlanTrunk are exclusive") stay in code,
 // after the table, in the plugin's Config::Parse.
 //
-//   const cni::config::Schema<Config> kKeys = {
-//       config::Bool("isGateway", &Config::is_gateway),
-//       config::Integer("vlan", &Config::vlan, {0, 4094}),
-//       config::Custom("vlanTrunk", &Config::trunk, ParseTrunk),
+// ptp's table (plugins/ptp/config.cc), as it is:
+//
+//   const config::Schema<Config> kKeys = {
+//       config::Bool("ipMasq", &Config::ip_masq),
+//       config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+//       config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+//       config::Custom("dns", &Config::dns, Dns::FromConfig),
 //   };
-//   RETURN_IF_ERROR(config::ParseKeys(conf.raw, kKeys, "bridge", c));
+//   RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ptp", c));
+//
+// Every row reads only the key it names: the typed rows by construction,
+// Custom gets the value under its name, Parsed a Field of its name (never
+// the whole object), so a table cannot name one key while reading another,
+// and KeyNames(kKeys) is exactly the keys a plugin reads.
 #pragma once
 
 #include <cstdint>
@@ -42,9 +50,9 @@ namespace cni::config {
 // One row: how to read one key of the configuration object into a C.
 template <typename C>
 struct Key {
-  // The JSON name ("" for rows that read the whole object, see Whole).
+  // The JSON name: the only key `read` looks at.
   std::string name;
-  // Reads the key from `obj` (the whole configuration object) into `out`;
+  // Reads the key `name` from `obj` (the configuration object) into `out`;
   // `plugin` names the plugin in messages.
   std::function<absl::Status(const Json& obj, absl::string_view plugin, C& out)> read;
 };
@@ -167,16 +175,56 @@ Key<C> Custom(absl::string_view name, F C::*field, Parser parse) {
           }};
 }
 
-// A row that reads the whole configuration object with a shared key parser of
-// the shape `StatusOr<T>(const Json& raw, string_view plugin)` (cni/plugin_keys.h),
-// which handles absent keys itself.
+// One key of the configuration object, as a Parsed row's parser sees it: the
+// row's own name and the value under it, never the rest of the object, so a
+// table cannot name one key while its parser reads another.
+class Field {
+ public:
+  Field(const Json& obj, absl::string_view name) : obj_(obj), name_(name) {}
+
+  // The row's key name (as the table spells it).
+  absl::string_view name() const { return name_; }
+  // The value, nullptr when the key is absent (null is a value here).
+  const Json* value() const { return FindKey(obj_, name_); }
+  // cni/json.h's typed getters for this key: nullopt when absent or null,
+  // code 6 naming the key for a wrong type. A string:
+  absl::StatusOr<std::optional<std::string>> AsString() const { return GetString(obj_, name_); }
+  // A whole number:
+  absl::StatusOr<std::optional<int64_t>> AsInt() const { return GetInt(obj_, name_); }
+  // A list, as given:
+  absl::StatusOr<std::optional<Json>> AsArray() const { return GetArray(obj_, name_); }
+
+ private:
+  const Json& obj_;
+  absl::string_view name_;
+};
+
+// A row whose parser handles absent and null itself (the shared key parsers
+// of cni/plugin_keys.h, and a plugin's own): `parse` gets the row's Field and,
+// when it takes one, the plugin's name for its messages:
+// `StatusOr<T>(const Field&)` or `StatusOr<T>(const Field&, string_view plugin)`.
 template <typename C, typename F, typename Parser>
-Key<C> Whole(absl::string_view name, F C::*field, Parser parse) {
-  return {std::string(name), [field, parse](const Json& obj, absl::string_view plugin,
-                                            C& out) -> absl::Status {
-            CNI_ASSIGN_OR_RETURN(out.*field, parse(obj, plugin));
+Key<C> Parsed(absl::string_view name, F C::*field, Parser parse) {
+  std::string key(name);
+  return {key, [key, field, parse](const Json& obj, absl::string_view plugin,
+                                   C& out) -> absl::Status {
+            const Field f(obj, key);
+            if constexpr (std::is_invocable_v<Parser, const Field&, absl::string_view>) {
+              CNI_ASSIGN_OR_RETURN(out.*field, parse(f, plugin));
+            } else {
+              CNI_ASSIGN_OR_RETURN(out.*field, parse(f));
+            }
             return absl::OkStatus();
           }};
+}
+
+// The key names of `schema`, in table order (what a plugin's README lists).
+template <typename C>
+std::vector<std::string> KeyNames(const Schema<C>& schema) {
+  std::vector<std::string> names;
+  names.reserve(schema.size());
+  for (const Key<C>& key : schema) names.push_back(key.name);
+  return names;
 }
 
 // Walks `schema` over `obj` in table order, stopping at the first error.

@@ -72,6 +72,13 @@ absl::StatusOr<RangeKeys> ParseRangeKeys(const Json& raw, const Json& ipam,
                                          absl::string_view cni_args,
                                          absl::string_view cni_version);
 
+// The configuration keys ParseRangeKeys reads, for an IPAM plugin's KeyNames:
+// those of the ipam object by name ("ranges", the legacy single range's
+// "subnet", "rangeStart", "rangeEnd", "gateway", and "routes"), the others
+// by their path ("runtimeConfig.ipRanges", "args.cni.ips", "runtimeConfig.ips").
+// CNI_ARGS IP is not a configuration key.
+std::vector<std::string> RangeKeyNames();
+
 // Range sets: runtimeConfig.ipRanges (from `raw`, the whole network
 // configuration), then the legacy single range at the ipam level, then
 // "ranges"; each validated, none overlapping another. More than one set per

@@ -41,10 +41,10 @@ namespace cni::sublink {
 template <typename Config>
 config::Schema<Config> Keys(std::initializer_list<config::Key<Config>> kind_keys) {
   config::Schema<Config> keys = {
-      config::Whole("master", &Config::master, ParseMasterKey),
-      config::Whole("mtu", &Config::mtu, ParseSublinkMtuKey),
+      config::Parsed("master", &Config::master, ParseMasterKey),
+      config::Parsed("mtu", &Config::mtu, ParseSublinkMtuKey),
       config::Bool("linkInContainer", &Config::link_in_container),
-      config::Whole("dns", &Config::dns, ParseDnsKey),
+      config::Custom("dns", &Config::dns, Dns::FromConfig),
   };
   keys.insert(keys.end(), kind_keys);
   return keys;
@@ -54,9 +54,9 @@ config::Schema<Config> Keys(std::initializer_list<config::Key<Config>> kind_keys
 // reads as "", the kind's default); `parse`'s error (code 7) names the plugin.
 template <typename Config, typename Mode>
 config::Key<Config> ModeKey(Mode Config::*field, absl::StatusOr<Mode> (*parse)(absl::string_view)) {
-  return config::Whole("mode", field,
-                       [parse](const Json& raw, absl::string_view plugin) -> absl::StatusOr<Mode> {
-                         CNI_ASSIGN_OR_RETURN(std::optional<std::string> mode, GetString(raw, "mode"));
+  return config::Parsed("mode", field,
+                        [parse](const config::Field& key, absl::string_view plugin) -> absl::StatusOr<Mode> {
+                         CNI_ASSIGN_OR_RETURN(std::optional<std::string> mode, key.AsString());
                          CNI_ASSIGN_OR_RETURN(Mode parsed, parse(mode.value_or("")), plugin);
                          return parsed;
                        });

@@ -30,6 +30,11 @@ struct Dns {
   }
   // Parses a "dns" object (keys case-insensitive). Wrong types are code 6.
   static absl::StatusOr<Dns> FromJson(const Json& j);
+  // The network configuration's "dns" value as upstream's plugins read it
+  // (dnsConfSet in bridge and ptp): it counts only when it sets a field (a
+  // list, even an empty one, or a non-empty domain), and then it replaces the
+  // dns IPAM returned; else nullopt. Not an object, or a malformed field: code 6.
+  static absl::StatusOr<std::optional<Dns>> FromConfig(const Json& value);
   Json ToJson() const;  // omits empty fields
   friend bool operator==(const Dns&, const Dns&) = default;
 };
@@ -97,7 +102,7 @@ struct NetConf {
   Json prev_result;                        // raw "prevResult"; null when absent
   Json ipam = Json::object();              // "ipam" as given
   std::string ipam_type;                   // "ipam.type", "" when absent
-  std::optional<Dns> dns;                  // "dns", when given
+  std::optional<Dns> dns;                  // "dns", when it sets a field (Dns::FromConfig)
   std::vector<Attachment> valid_attachments;  // "cni.dev/valid-attachments" (GC)
   Json raw = Json::object();               // the whole document, as received
 
