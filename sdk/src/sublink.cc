@@ -18,7 +18,6 @@
 #include "cni/net/ipam_apply.h"
 #include "cni/net/route.h"
 #include "cni/net/teardown.h"
-#include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
 
@@ -34,26 +33,29 @@ absl::Status Failed(absl::string_view plugin, absl::string_view msg) {
   return absl::FailedPreconditionError(absl::StrCat(plugin, ": ", msg));
 }
 
-// Creates the link in the container under a temporary name (so it can never
-// collide with CNI_IFNAME or another ADD), then renames it.
+// Creates the link in the container under the attachment's temporary name
+// (it shows as CNI_IFNAME only once made), then renames it. A link already
+// under that name was left by an ADD of this attachment killed before its
+// rename: it is deleted first.
 absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 net::NetlinkSocket& csock,
                                                 const net::Netns& container,
                                                 const net::LinkInfo& master, const AddSpec& spec,
-                                                absl::string_view ifname) {
-  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
+                                                const CmdArgs& args) {
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, args.ifname));
   if (taken) {
     return absl::AlreadyExistsError(
-        absl::StrCat(spec.plugin, ": container interface \"", ifname, "\" already exists"));
+        absl::StrCat(spec.plugin, ": container interface \"", args.ifname, "\" already exists"));
   }
-  NewLink link{.master = &master, .netns = spec.master.in_container ? nullptr : &container};
-  absl::Status created;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    link.name = spec.name_prefix + net::RandomVethName().substr(4);  // + 8 hex digits
-    created = spec.create(master_sock, link);
-    if (!absl::IsAlreadyExists(created)) break;
+  NewLink link{.name = net::TemporaryLinkName(spec.name_prefix, args.container_id, args.ifname),
+               .master = &master,
+               .netns = spec.master.in_container ? nullptr : &container};
+  RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin,
+                  ": removing a killed ADD's link");
+  absl::Status created = spec.create(master_sock, link);
+  if (absl::IsAlreadyExists(created)) {
     // EEXIST with a free name: the master already carries what this link
-    // would duplicate (a vlan with the same VLAN ID, say). No retry helps.
+    // would duplicate (a vlan with the same VLAN ID, say).
     ASSIGN_OR_RETURN(bool clash, net::LinkExists(csock, link.name));
     if (!clash) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -63,7 +65,7 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
   }
   RETURN_IF_ERROR(created, spec.plugin);
   ASSIGN_OR_RETURN(net::LinkInfo made, net::LinkByName(csock, link.name));
-  if (absl::Status st = net::RenameLink(csock, made, ifname); !st.ok()) {
+  if (absl::Status st = net::RenameLink(csock, made, args.ifname); !st.ok()) {
     (void)net::DeleteLink(csock, made);
     return Annotate(st, spec.plugin);
   }
@@ -137,7 +139,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   RETURN_IF_ERROR(RequireMtuWithin(master, spec.mtu, spec.plugin));
 
   ASSIGN_OR_RETURN(net::LinkInfo link,
-                   CreateInContainer(msock, csock, container, master, spec, args.ifname));
+                   CreateInContainer(msock, csock, container, master, spec, args));
   absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
   Result result;
@@ -173,8 +175,9 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   return result;
 }
 
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin) {
-  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin);
+absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
+                 absl::string_view name_prefix) {
+  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin, name_prefix);
 }
 
 absl::Status Check(const CmdArgs& args, const CheckSpec& spec) {

@@ -8,7 +8,7 @@
 // CHECK verifies about it.
 //
 //   absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
-//     sublink::AddSpec spec{.plugin = "ipvlan", .name_prefix = "iv", ...};
+//     sublink::AddSpec spec{.plugin = "ipvlan", .name_prefix = kTempPrefix, ...};
 //     spec.create = [&](net::NetlinkSocket& msock, const sublink::NewLink& l) {...};
 //     return sublink::Add(args, spec);
 //   }
@@ -91,7 +91,9 @@ struct NewLink {
 // how to create its kind of link.
 struct AddSpec {
   std::string plugin;          // "ipvlan": prefixes every message
-  std::string name_prefix;     // the temporary name: this + 8 hex digits (<= 7 chars)
+  // The temporary name's prefix (<= 7 chars): the link is made under
+  // net::TemporaryLinkName(name_prefix, CNI_CONTAINERID, CNI_IFNAME).
+  std::string name_prefix;
   Master master;               // the configured master (name may be "")
   int mtu = 0;                 // checked against the master's; 0: the master's
   std::string ipam_type;       // "": layer 2 only (or the chained addresses below)
@@ -111,9 +113,12 @@ struct AddSpec {
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 
 // IPAM DEL (when ipam_type is set, always first, so the address never
-// leaks), then the link in the container; a namespace or link that is gone
-// is success. Keeps going past a failure and reports them all.
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin);
+// leaks), then the link in the container, under CNI_IFNAME or under the
+// temporary name of `name_prefix` (an ADD killed before its rename); a
+// namespace or link that is gone is success. Keeps going past a failure and
+// reports them all.
+absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
+                 absl::string_view name_prefix);
 
 // What a plugin tells Check: its names, IPAM, and its kind's own checks.
 struct CheckSpec {
@@ -137,15 +142,17 @@ absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl:
                       absl::string_view have, absl::string_view want);
 
 // The command table of a plugin built on these steps: its own ADD and CHECK
-// (calling Add and Check above); DEL, GC and STATUS straight from
-// `Config::ipam_type`.
+// (calling Add and Check above; its AddSpec::name_prefix is `name_prefix`);
+// DEL, GC and STATUS straight from `Config::ipam_type`.
 template <typename Config>
-PluginFuncs Funcs(std::string plugin,
+PluginFuncs Funcs(std::string plugin, std::string name_prefix,
                   std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,
                   std::function<absl::Status(const CmdArgs&, const Config&)> check) {
   return Typed<Config>({
       .add = std::move(add),
-      .del = [plugin](const CmdArgs& args, const Config& c) { return Del(args, c.ipam_type, plugin); },
+      .del = [plugin, name_prefix](const CmdArgs& args, const Config& c) {
+        return Del(args, c.ipam_type, plugin, name_prefix);
+      },
       .check = std::move(check),
       .gc = ForwardGcToIpam<Config>,
       .status = ForwardStatusToIpam<Config>,
