@@ -81,6 +81,21 @@ absl::StatusOr<Saved> SavedOrRebuilt(const Config& config, absl::string_view con
   return Rebuild(config);
 }
 
+// True when the delegate refused the configuration itself (its version, a
+// key's type or value): it refuses the same bytes on every call, so an ADD
+// with them made nothing (a plugin validates before its first change) and a
+// kept file could only make every DEL fail for good.
+bool RejectsConfiguration(const absl::Status& delegated) {
+  switch (static_cast<ErrorCode>(CodeOf(delegated))) {
+    case ErrorCode::kIncompatibleVersion:
+    case ErrorCode::kDecodingFailure:
+    case ErrorCode::kInvalidNetworkConfig:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `bytes` (a delegate configuration) with `key` set to `value`.
 std::string WithKey(const std::string& bytes, absl::string_view key, const Json& value) {
   Json j = Json::parse(bytes, nullptr, /*allow_exceptions=*/false);
@@ -143,8 +158,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   if (!result.ok()) {
     // The delegate may have done part of its work (or all of it, when its
     // result did not parse): undo it, then forget the configuration. Should
-    // the undo fail, the file stays for the runtime's DEL.
-    if (DelegateDel(type, args, bytes).ok()) (void)RemoveFileAndTemp(path);
+    // the undo fail, the file stays for the runtime's DEL, unless the
+    // delegate refuses these bytes whatever the command.
+    absl::Status undone = DelegateDel(type, args, bytes);
+    if (undone.ok() || RejectsConfiguration(undone)) (void)RemoveFileAndTemp(path);
     return result.status();
   }
   return result;
@@ -162,8 +179,10 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
     saved = *std::move(rebuilt);
   }
   // On failure the file stays, so that a retried DEL has it (upstream removes
-  // it whatever the delegate answered).
-  RETURN_IF_ERROR(DelegateDel(saved->type, args, saved->bytes));
+  // it whatever the delegate answered); but a delegate that refuses the
+  // configuration itself would refuse every retry, and made nothing with it.
+  absl::Status delegated = DelegateDel(saved->type, args, saved->bytes);
+  if (!delegated.ok() && !RejectsConfiguration(delegated)) return delegated;
   return RemoveFileAndTemp(path);
 }
 
