@@ -173,6 +173,28 @@ void RunScene(const Scene& scene, const std::string& netns, int at_least) {
   CHECK(kills >= at_least);
 }
 
+// An ADD killed while its link is under the temporary name (the first
+// netlink request, counting up, after which the container has a link that is
+// not lo or eth0) and followed by no DEL (the runtime died too): the next ADD
+// of the attachment still works, and its DEL leaves nothing, not even what
+// the killed one made.
+void KilledThenAddedAgain(const NetnsFixture& fx, const Scene& scene, const std::string& netns) {
+  const AddCall call{.plugin = scene.plugin, .conf = scene.prepare(), .netns = netns, .container_id = kContainer};
+  bool left_temporary = false;
+  for (int nth = 1; nth <= 40 && !left_temporary; ++nth) {
+    RunResult killed = AddKilledAt(call, "sendto", nth);
+    REQUIRE(killed.exit_code == 128 + 9);
+    for (const std::string& link : fx.Links(netns)) left_temporary |= link != "lo" && link != "eth0";
+    if (!left_temporary) scene.del();
+  }
+  REQUIRE(left_temporary);
+  MustSucceed(CallPlugin(scene.plugin, "ADD", scene.prepare(), netns, kContainer), "ADD after the kill");
+  scene.del();
+  const std::vector<std::string> left = scene.leftovers();
+  INFO(absl::StrJoin(left, "\n"));
+  CHECK(left.empty());
+}
+
 void Del(const std::string& plugin, const std::string& conf, const std::string& netns) {
   MustSucceed(CallPlugin(plugin, "DEL", conf, netns, kContainer), plugin + " DEL");
 }
@@ -198,6 +220,7 @@ TEST_CASE("kill: tap with host-local killed at every step of ADD, then DEL leave
                 return left;
               }};
   RunScene(scene, netns, 20);
+  KilledThenAddedAgain(fx, scene, netns);
 }
 
 TEST_CASE("kill: sbr after bridge killed at every step of ADD, then DEL leaves nothing", "[netns][kill]") {
@@ -355,6 +378,7 @@ void KillSublink(const std::string& plugin) {
                 return left;
               }};
   RunScene(scene, netns, 20);
+  KilledThenAddedAgain(fx, scene, netns);
 }
 
 }  // namespace
