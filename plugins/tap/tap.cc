@@ -66,9 +66,9 @@ absl::Status CreateLabelledTap(const net::Netns& ns, const net::TapSpec& spec,
 constexpr const char* kTempPrefix = "tp";
 
 // Creates the tap under the attachment's temporary name (it shows as
-// CNI_IFNAME only once set up) and returns it. A tap already under that
+// CNI_IFNAME only once set up) and returns it. A link already under that
 // name was left by an ADD of this attachment killed before its rename: it
-// is deleted first.
+// is replaced.
 absl::StatusOr<net::LinkInfo> CreateTemp(net::NetlinkSocket& csock, const net::Netns& container,
                                          const CmdArgs& args, const Config& config) {
   net::TapSpec spec;
@@ -76,11 +76,17 @@ absl::StatusOr<net::LinkInfo> CreateTemp(net::NetlinkSocket& csock, const net::N
   spec.multi_queue = config.multi_queue;
   spec.owner = config.owner;
   spec.group = config.group;
-  RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, spec.name), "tap: removing a killed ADD's tap");
-  RETURN_IF_ERROR(!config.selinux_context.empty() && SelinuxEnabled()
-                      ? CreateLabelledTap(container, spec, config.selinux_context)
-                      : net::CreateTap(container, spec),
-                  "tap");
+  auto create = [&] {
+    return !config.selinux_context.empty() && SelinuxEnabled()
+               ? CreateLabelledTap(container, spec, config.selinux_context)
+               : net::CreateTap(container, spec);
+  };
+  absl::Status created = create();
+  if (absl::IsAlreadyExists(created)) {
+    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, spec.name), "tap: removing a killed ADD's tap");
+    created = create();
+  }
+  RETURN_IF_ERROR(created, "tap");
   return net::LinkByName(csock, spec.name);
 }
 

@@ -36,7 +36,7 @@ absl::Status Failed(absl::string_view plugin, absl::string_view msg) {
 // Creates the link in the container under the attachment's temporary name
 // (it shows as CNI_IFNAME only once made), then renames it. A link already
 // under that name was left by an ADD of this attachment killed before its
-// rename: it is deleted first.
+// rename: it is replaced.
 absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 net::NetlinkSocket& csock,
                                                 const net::Netns& container,
@@ -50,8 +50,6 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
   NewLink link{.name = net::TemporaryLinkName(spec.name_prefix, args.container_id, args.ifname),
                .master = &master,
                .netns = spec.master.in_container ? nullptr : &container};
-  RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin,
-                  ": removing a killed ADD's link");
   absl::Status created = spec.create(master_sock, link);
   if (absl::IsAlreadyExists(created)) {
     // EEXIST with a free name: the master already carries what this link
@@ -62,6 +60,9 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
           spec.plugin, ": master \"", master.name, "\" refused the new link (", created.message(),
           "): it already has a link that this one would duplicate"));
     }
+    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin,
+                    ": removing a killed ADD's link");
+    created = spec.create(master_sock, link);
   }
   RETURN_IF_ERROR(created, spec.plugin);
   ASSIGN_OR_RETURN(net::LinkInfo made, net::LinkByName(csock, link.name));

@@ -119,6 +119,10 @@ int KillEverywhere(const Scene& scene, const std::string& netns) {
   auto call = [&](const std::string& conf) {
     return AddCall{.plugin = scene.plugin, .conf = conf, .netns = netns, .container_id = kContainer};
   };
+  // The scene works when nothing is killed (else every kill point below
+  // would wait for an ADD that cannot finish).
+  MustSucceed(CallPlugin(scene.plugin, "ADD", scene.prepare(), netns, kContainer), "ADD before the kills");
+  scene.del();
   for (const std::string& syscall : KillSyscalls()) {
     bool finished = false;
     for (int nth = 1; nth <= 400 && !finished; ++nth) {
@@ -364,6 +368,7 @@ void KillSublink(const std::string& plugin) {
   TempDir ipam_dir;
   const std::string netns = fx.AddNetns("killed");
   MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "mst0p"});
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});  // a vlan on a master that is down cannot come up
   Json conf = {{"cniVersion", "1.1.0"}, {"name", "subnet"}, {"type", plugin}, {"master", "mst0"},
                {"ipam", HostLocalIpam(ipam_dir, {"10.76.0.0/24"}, nullptr)}};
   if (plugin == "vlan") conf["vlanId"] = 76;
