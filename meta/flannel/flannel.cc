@@ -59,7 +59,7 @@ std::optional<Saved> Decode(std::string bytes) {
 
 // The delegate configuration built from the subnet file now.
 absl::StatusOr<Saved> Rebuild(const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(SubnetEnv env, LoadSubnetEnv(config.subnet_file));
   ASSIGN_OR_RETURN(Json delegate, BuildDelegate(config, env));
   return Saved{MarshalDelegate(delegate), delegate["type"].get<std::string>()};
@@ -106,7 +106,7 @@ std::string WithKey(const std::string& bytes, absl::string_view key, const Json&
 }  // namespace
 
 absl::StatusOr<Json> BuildDelegate(const Config& config, const SubnetEnv& env) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   Json d = config.delegate;
   if (config.runtime_config) d["runtimeConfig"] = *config.runtime_config;
   d["name"] = config.name;
@@ -140,7 +140,7 @@ std::string MarshalDelegate(const Json& delegate) {
 }
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(SubnetEnv env, LoadSubnetEnv(config.subnet_file));
   ASSIGN_OR_RETURN(Json delegate, BuildDelegate(config, env));
   const std::string bytes = MarshalDelegate(delegate);
@@ -187,7 +187,7 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(Saved saved, SavedOrRebuilt(config, args.container_id));
   // The node's subnet may have changed since ADD (flanneld got another lease):
   // the container's addresses are then unreachable from other nodes.
@@ -207,7 +207,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Gc(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   std::set<std::string> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.insert(a.container_id);
   std::vector<absl::Status> failures;
@@ -238,7 +238,7 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Status(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   absl::StatusOr<Saved> rebuilt = Rebuild(config);
   if (!rebuilt.ok()) {
     // No (usable) subnet file: flanneld is not ready, ADD would fail.

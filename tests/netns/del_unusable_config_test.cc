@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/json.h"
@@ -26,7 +29,7 @@ using namespace cni::test;  // NOLINT: test brevity
 constexpr const char* kContainer = "ctr-refused";
 
 // Everything the attachment could have left: links other than lo (and the
-// host's `keep`), files under `dir`.
+// host's `keep`), its files under `dir`.
 std::vector<std::string> Leftovers(const NetnsFixture& fx, const std::string& netns, const std::string& dir,
                                    const std::vector<std::string>& keep = {}) {
   std::vector<std::string> left;
@@ -39,7 +42,15 @@ std::vector<std::string> Leftovers(const NetnsFixture& fx, const std::string& ne
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file() && it->path().filename() != "subnet.env") left.push_back("file " + it->path().string());
+    if (!it->is_regular_file()) continue;
+    // The attachment's files: named by the container (flannel's saved
+    // configuration), naming it (host-local's reservations), or temporaries.
+    const std::string name = it->path().filename().string();
+    std::ifstream in(it->path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (absl::StrContains(name, kContainer) || absl::StrContains(text, kContainer) || absl::EndsWith(name, "~")) {
+      left.push_back("file " + it->path().string());
+    }
   }
   return left;
 }
@@ -95,6 +106,37 @@ TEST_CASE("flannel: a delegate configuration the delegate refuses fails ADD, kee
                                .dump();
   MustSucceed(CallPlugin("flannel", "DEL", conf, netns, kContainer), "DEL of a refused saved file");
   CHECK(Leftovers(fx, netns, dir.str(), {"cni0"}).empty());
+}
+
+TEST_CASE("flannel: a configuration broken after ADD still lets DEL undo the attachment", "[netns][flannel]") {
+  NetnsFixture fx;
+  TempDir dir;
+  const std::string netns = fx.AddNetns("broken");
+  std::ofstream(dir.str() + "/subnet.env") << "FLANNEL_NETWORK=10.78.0.0/16\nFLANNEL_SUBNET=10.78.5.1/24\n"
+                                              "FLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n";
+  Json conf = {{"cniVersion", "1.0.0"}, {"name", "cbr0"}, {"type", "flannel"},
+               {"subnetFile", dir.str() + "/subnet.env"}, {"dataDir", dir.str() + "/flannel"},
+               {"ipam", {{"dataDir", dir.str() + "/ipam"}}}};
+  MustSucceed(CallPlugin("flannel", "ADD", conf.dump(), netns, kContainer), "ADD");
+  REQUIRE(!Leftovers(fx, netns, dir.str(), {"cni0"}).empty());
+  // Keys of the wrong type: ADD would refuse them (code 6), but DEL has the
+  // saved delegate configuration and undoes the attachment with it.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
+           {"delegate", Json::array()}, {"subnetFile", 5}}) {
+    Json broken = conf;
+    broken[key] = value;
+    INFO(broken.dump());
+    CHECK(ErrorCode(CallPlugin("flannel", "ADD", broken.dump(), fx.AddNetns(), "other")) == 6);
+    if (key == "delegate") {
+      MustSucceed(CallPlugin("flannel", "DEL", broken.dump(), netns, kContainer), "DEL with the broken config");
+      std::vector<std::string> left = Leftovers(fx, netns, dir.str(), {"cni0"});
+      INFO(absl::StrJoin(left, "\n"));
+      CHECK(left.empty());
+    }
+    // No saved file and nothing to rebuild with: nothing left to remove.
+    MustSucceed(CallPlugin("flannel", "DEL", broken.dump(), netns, kContainer), "DEL again");
+    MustSucceed(CallPlugin("flannel", "DEL", broken.dump(), netns, "other"), "DEL of the refused ADD");
+  }
 }
 
 TEST_CASE("an IPAM type no plugin can have fails ADD and lets DEL succeed, every interface plugin",
