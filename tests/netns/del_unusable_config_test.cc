@@ -145,10 +145,15 @@ TEST_CASE("an IPAM type no plugin can have fails ADD and lets DEL succeed, every
   TempDir dir;
   const std::string netns = fx.AddNetns("refused");
   MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "mst0p"});
-  for (const std::string plugin : {"bridge", "ptp", "macvlan", "tap", "host-device"}) {
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
+  std::vector<std::string> plugins = {"bridge", "ptp", "macvlan", "tap", "host-device"};
+  // The link types this machine's kernel may lack (the VM tier's has them).
+  if (FullKernelExpected()) plugins.insert(plugins.end(), {"ipvlan", "vlan", "dummy"});
+  for (const std::string& plugin : plugins) {
     Json conf = {{"cniVersion", "1.1.0"}, {"name", "refused"}, {"type", plugin},
                  {"ipam", {{"type", "../host-local"}}}};
-    if (plugin == "macvlan") conf["master"] = "mst0";
+    if (plugin == "macvlan" || plugin == "ipvlan" || plugin == "vlan") conf["master"] = "mst0";
+    if (plugin == "vlan") conf["vlanId"] = 78;
     if (plugin == "host-device") conf["device"] = "mst0";
     RefusedThenDeleted(fx, plugin, conf.dump(), netns, dir.str(), 7, {"mst0", "mst0p", "cni0"});
   }
