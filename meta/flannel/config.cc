@@ -18,9 +18,14 @@ absl::StatusOr<Json> AnObject(const Json& v) {
   return v;
 }
 
-const config::Schema<Config> kKeys = {
-    config::String("subnetFile", &Config::subnet_file, /*empty_keeps_default=*/true),
+// What DEL cannot do without: where ADD saved the delegate configuration.
+const config::Schema<Config> kTeardownKeys = {
     config::String("dataDir", &Config::data_dir, /*empty_keeps_default=*/true),
+};
+
+// What only ADD, CHECK, GC, STATUS and a DEL that rebuilds need.
+const config::Schema<Config> kSetupKeys = {
+    config::String("subnetFile", &Config::subnet_file, /*empty_keeps_default=*/true),
     config::Custom("delegate", &Config::delegate, AnObject),
     config::Custom("ipam", &Config::ipam, AnObject),
     config::Custom("runtimeConfig", &Config::runtime_config, AnObject),
@@ -51,8 +56,9 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   }
   c.subnet_file = std::string(kDefaultSubnetFile);
   c.data_dir = std::string(kDefaultDataDir);
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "flannel", c));
-  c.delegate_error = CheckDelegate(c.delegate);
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "flannel", c));
+  c.setup_error = config::ParseKeys(args.conf.raw, kSetupKeys, "flannel", c);
+  if (c.setup_error.ok()) c.setup_error = CheckDelegate(c.delegate);
   return c;
 }
 

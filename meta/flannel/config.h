@@ -25,13 +25,14 @@ struct Config {
   Json delegate = Json::object();     // "delegate" as given ({} when absent)
   std::optional<Json> ipam;           // "ipam" as given (the delegate's IPAM base)
   std::optional<Json> runtime_config; // "runtimeConfig", handed to the delegate as it is
-  // Upstream's rules for "delegate" (a string "type", no "name", no "ipam"),
-  // code 7. ADD, CHECK, GC and STATUS fail with it; DEL only needs it when it
-  // has to rebuild the delegate configuration.
-  absl::Status delegate_error;
+  // Wrong JSON types of subnetFile, delegate, ipam or runtimeConfig (code 6), or
+  // upstream's rules for "delegate" broken (a string "type", no "name", no
+  // "ipam": code 7). ADD, CHECK, GC and STATUS fail with it; DEL only when
+  // it has to rebuild the delegate configuration, so that a configuration
+  // broken after ADD still lets DEL undo it with the saved one.
+  absl::Status setup_error;
 
-  // Wrong JSON types of subnetFile, dataDir, delegate, ipam or runtimeConfig:
-  // code 6.
+  // A "dataDir" that is not a string: code 6 (every command needs it).
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
   // The configuration keys Parse reads (its key table's names and the keys
   // read beside it, with their path: "runtimeConfig.mac"). The README's

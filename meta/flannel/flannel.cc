@@ -59,7 +59,7 @@ std::optional<Saved> Decode(std::string bytes) {
 
 // The delegate configuration built from the subnet file now.
 absl::StatusOr<Saved> Rebuild(const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(SubnetEnv env, LoadSubnetEnv(config.subnet_file));
   ASSIGN_OR_RETURN(Json delegate, BuildDelegate(config, env));
   return Saved{MarshalDelegate(delegate), delegate["type"].get<std::string>()};
@@ -81,6 +81,21 @@ absl::StatusOr<Saved> SavedOrRebuilt(const Config& config, absl::string_view con
   return Rebuild(config);
 }
 
+// True when the delegate refused the configuration itself (its version, a
+// key's type or value): it refuses the same bytes on every call, so an ADD
+// with them made nothing (a plugin validates before its first change) and a
+// kept file could only make every DEL fail for good.
+bool RejectsConfiguration(const absl::Status& delegated) {
+  switch (static_cast<ErrorCode>(CodeOf(delegated))) {
+    case ErrorCode::kIncompatibleVersion:
+    case ErrorCode::kDecodingFailure:
+    case ErrorCode::kInvalidNetworkConfig:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `bytes` (a delegate configuration) with `key` set to `value`.
 std::string WithKey(const std::string& bytes, absl::string_view key, const Json& value) {
   Json j = Json::parse(bytes, nullptr, /*allow_exceptions=*/false);
@@ -91,7 +106,7 @@ std::string WithKey(const std::string& bytes, absl::string_view key, const Json&
 }  // namespace
 
 absl::StatusOr<Json> BuildDelegate(const Config& config, const SubnetEnv& env) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   Json d = config.delegate;
   if (config.runtime_config) d["runtimeConfig"] = *config.runtime_config;
   d["name"] = config.name;
@@ -125,7 +140,7 @@ std::string MarshalDelegate(const Json& delegate) {
 }
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(SubnetEnv env, LoadSubnetEnv(config.subnet_file));
   ASSIGN_OR_RETURN(Json delegate, BuildDelegate(config, env));
   const std::string bytes = MarshalDelegate(delegate);
@@ -143,8 +158,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   if (!result.ok()) {
     // The delegate may have done part of its work (or all of it, when its
     // result did not parse): undo it, then forget the configuration. Should
-    // the undo fail, the file stays for the runtime's DEL.
-    if (DelegateDel(type, args, bytes).ok()) (void)RemoveFileAndTemp(path);
+    // the undo fail, the file stays for the runtime's DEL, unless the
+    // delegate refuses these bytes whatever the command.
+    absl::Status undone = DelegateDel(type, args, bytes);
+    if (undone.ok() || RejectsConfiguration(undone)) (void)RemoveFileAndTemp(path);
     return result.status();
   }
   return result;
@@ -162,13 +179,15 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
     saved = *std::move(rebuilt);
   }
   // On failure the file stays, so that a retried DEL has it (upstream removes
-  // it whatever the delegate answered).
-  RETURN_IF_ERROR(DelegateDel(saved->type, args, saved->bytes));
+  // it whatever the delegate answered); but a delegate that refuses the
+  // configuration itself would refuse every retry, and made nothing with it.
+  absl::Status delegated = DelegateDel(saved->type, args, saved->bytes);
+  if (!delegated.ok() && !RejectsConfiguration(delegated)) return delegated;
   return RemoveFileAndTemp(path);
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(Saved saved, SavedOrRebuilt(config, args.container_id));
   // The node's subnet may have changed since ADD (flanneld got another lease):
   // the container's addresses are then unreachable from other nodes.
@@ -188,7 +207,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Gc(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   std::set<std::string> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.insert(a.container_id);
   std::vector<absl::Status> failures;
@@ -219,7 +238,7 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Status(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(config.delegate_error);
+  RETURN_IF_ERROR(config.setup_error);
   absl::StatusOr<Saved> rebuilt = Rebuild(config);
   if (!rebuilt.ok()) {
     // No (usable) subnet file: flanneld is not ready, ADD would fail.

@@ -186,13 +186,12 @@ void RenameReturnedDevice(const Config& config) {
 }
 
 // Moves the container's `ifname` back to the host as `original`, with its
-// alias cleared. The kernel brings a moved link down; it is left so (its
-// state before ADD is not known here).
-absl::Status MoveOut(net::NetlinkSocket& csock, net::NetlinkSocket& hsock, const net::Netns& host,
-                     const net::LinkInfo& link, const std::string& original) {
-  RETURN_IF_ERROR(net::MoveLinkToNetnsAs(csock, link, host, original), "host-device");
-  ASSIGN_OR_RETURN(net::LinkInfo back, net::LinkByName(hsock, original), "host-device");
-  RETURN_IF_ERROR(net::SetLinkAlias(hsock, back, ""), "host-device");
+// alias cleared, in one request (no crash can leave it back but still
+// carrying the alias). The kernel brings a moved link down; it is left so
+// (its state before ADD is not known here).
+absl::Status MoveOut(net::NetlinkSocket& csock, const net::Netns& host, const net::LinkInfo& link,
+                     const std::string& original) {
+  RETURN_IF_ERROR(net::MoveLinkToNetnsAs(csock, link, host, original, ""), "host-device");
   return absl::OkStatus();
 }
 
@@ -216,11 +215,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   absl::Cleanup move_back = [&] {
     if (!moved) return;
     absl::StatusOr<net::LinkInfo> in = net::LinkByName(*csock, args.ifname);
-    if (!in.ok() || !net::MoveLinkToNetnsAs(*csock, *in, *host, moved->name).ok()) return;
+    if (!in.ok() || !net::MoveLinkToNetnsAs(*csock, *in, *host, moved->name, moved->alias).ok()) return;
+    if (!moved->up()) return;
     absl::StatusOr<net::LinkInfo> back = net::LinkByName(*hsock, moved->name);
-    if (!back.ok()) return;
-    (void)net::SetLinkAlias(*hsock, *back, moved->alias);
-    if (moved->up()) (void)net::SetLinkUp(*hsock, *back);
+    if (back.ok()) (void)net::SetLinkUp(*hsock, *back);
   };
   if (!src.dpdk) {
     ASSIGN_OR_RETURN(host, net::Netns::Current());
@@ -237,12 +235,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     }
     // The original name goes into the alias, which moves with the link: with
     // `device`, that name (a device given back carries it only in its alias).
+    // Set by the request that moves it, so no crash can leave the alias on a
+    // device still in the host (where no DEL would look for it).
     const std::string& original = config.device.empty() ? dev.name : config.device;
-    RETURN_IF_ERROR(net::SetLinkAlias(*hsock, dev, original), "host-device");
-    if (absl::Status st = net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname); !st.ok()) {
-      (void)net::SetLinkAlias(*hsock, dev, dev.alias);
-      return Annotate(st, "host-device");
-    }
+    RETURN_IF_ERROR(net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname, original), "host-device");
     moved = dev;
     ASSIGN_OR_RETURN(net::LinkInfo in, net::LinkByName(*csock, args.ifname), "host-device");
     RETURN_IF_ERROR(net::SetLinkUp(*csock, in), "host-device");
@@ -309,9 +305,7 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   }
   absl::StatusOr<net::Netns> host = net::Netns::Current();
   if (!host.ok()) return fail(host.status());
-  absl::StatusOr<net::NetlinkSocket> hsock = net::NetlinkSocket::Open();
-  if (!hsock.ok()) return fail(hsock.status());
-  if (absl::Status st = MoveOut(*csock, *hsock, *host, *link, original); !st.ok()) return fail(st);
+  if (absl::Status st = MoveOut(*csock, *host, *link, original); !st.ok()) return fail(st);
   return finish();
 }
 

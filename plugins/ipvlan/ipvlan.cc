@@ -12,11 +12,14 @@
 
 namespace cni::ipvlan {
 
+// The temporary name's prefix: the link is made as "iv" + 8 hex digits.
+constexpr const char* kTempPrefix = "iv";
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf), "ipvlan: prevResult");
   sublink::AddSpec spec{
       .plugin = "ipvlan",
-      .name_prefix = "iv",
+      .name_prefix = kTempPrefix,
       .master = {.name = config.master, .in_container = config.link_in_container},
       .mtu = config.mtu,
       .ipam_type = config.ipam_type,
@@ -54,6 +57,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("ipvlan", "iv", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("ipvlan", kTempPrefix, Add, Check); }
 
 }  // namespace cni::ipvlan

@@ -10,10 +10,13 @@
 
 namespace cni::macvlan {
 
+// The temporary name's prefix: the link is made as "mv" + 8 hex digits.
+constexpr const char* kTempPrefix = "mv";
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   sublink::AddSpec spec{
       .plugin = "macvlan",
-      .name_prefix = "mv",
+      .name_prefix = kTempPrefix,
       .master = {.name = config.master, .in_container = config.link_in_container},
       .mtu = config.mtu,
       .ipam_type = config.ipam_type,
@@ -43,6 +46,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("macvlan", "mv", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("macvlan", kTempPrefix, Add, Check); }
 
 }  // namespace cni::macvlan

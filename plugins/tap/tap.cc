@@ -23,7 +23,6 @@
 #include "cni/net/netns.h"
 #include "cni/net/teardown.h"
 #include "cni/net/tuntap.h"
-#include "cni/net/veth.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 
@@ -63,21 +62,29 @@ absl::Status CreateLabelledTap(const net::Netns& ns, const net::TapSpec& spec,
   });
 }
 
-// Creates the tap under a temporary name (never colliding with CNI_IFNAME or
-// another ADD) and returns it.
+// The temporary name's prefix: "tp" + 8 hex digits (net::TemporaryLinkName).
+constexpr const char* kTempPrefix = "tp";
+
+// Creates the tap under the attachment's temporary name (it shows as
+// CNI_IFNAME only once set up) and returns it. A link already under that
+// name was left by an ADD of this attachment killed before its rename: it
+// is replaced.
 absl::StatusOr<net::LinkInfo> CreateTemp(net::NetlinkSocket& csock, const net::Netns& container,
-                                         const Config& config) {
+                                         const CmdArgs& args, const Config& config) {
   net::TapSpec spec;
+  spec.name = net::TemporaryLinkName(kTempPrefix, args.container_id, args.ifname);
   spec.multi_queue = config.multi_queue;
   spec.owner = config.owner;
   spec.group = config.group;
-  absl::Status created;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    spec.name = "tp" + net::RandomVethName().substr(4);  // "tp" + 8 hex digits
-    created = !config.selinux_context.empty() && SelinuxEnabled()
-                  ? CreateLabelledTap(container, spec, config.selinux_context)
-                  : net::CreateTap(container, spec);
-    if (!absl::IsAlreadyExists(created)) break;
+  auto create = [&] {
+    return !config.selinux_context.empty() && SelinuxEnabled()
+               ? CreateLabelledTap(container, spec, config.selinux_context)
+               : net::CreateTap(container, spec);
+  };
+  absl::Status created = create();
+  if (absl::IsAlreadyExists(created)) {
+    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, spec.name), "tap: removing a killed ADD's tap");
+    created = create();
   }
   RETURN_IF_ERROR(created, "tap");
   return net::LinkByName(csock, spec.name);
@@ -108,7 +115,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     bridge = *br;
   }
 
-  ASSIGN_OR_RETURN(net::LinkInfo link, CreateTemp(csock, container, config));
+  ASSIGN_OR_RETURN(net::LinkInfo link, CreateTemp(csock, container, args, config));
   // By index: the same link under its temporary name or CNI_IFNAME.
   absl::Cleanup remove_link = [&] { (void)net::DeleteLink(csock, link); };
   if (config.mtu != 0) RETURN_IF_ERROR(net::SetLinkMtu(csock, link, config.mtu), "tap");
@@ -145,7 +152,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap");
+  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap", kTempPrefix);
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {

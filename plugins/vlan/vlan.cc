@@ -10,10 +10,13 @@
 
 namespace cni::vlan {
 
+// The temporary name's prefix: the link is made as "vl" + 8 hex digits.
+constexpr const char* kTempPrefix = "vl";
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   sublink::AddSpec spec{
       .plugin = "vlan",
-      .name_prefix = "vl",
+      .name_prefix = kTempPrefix,
       .master = {.name = config.master, .in_container = config.link_in_container},
       .mtu = config.mtu,
       .ipam_type = config.ipam_type,
@@ -45,6 +48,6 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return sublink::Check(args, spec);
 }
 
-PluginFuncs Funcs() { return sublink::Funcs<Config>("vlan", "vl", Add, Check); }
+PluginFuncs Funcs() { return sublink::Funcs<Config>("vlan", kTempPrefix, Add, Check); }
 
 }  // namespace cni::vlan

@@ -110,7 +110,11 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context) {
   return out;
 }
 
-absl::Status JoinErrors(const std::vector<absl::Status>& failures) {
+absl::Status JoinErrors(const std::vector<absl::Status>& statuses) {
+  std::vector<absl::Status> failures;
+  for (const absl::Status& st : statuses) {
+    if (!st.ok()) failures.push_back(st);
+  }
   if (failures.empty()) return absl::OkStatus();
   if (failures.size() == 1) return failures[0];
   std::vector<std::string> msgs;

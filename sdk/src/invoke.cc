@@ -73,8 +73,12 @@ absl::StatusOr<ExecOutput> Delegate(absl::string_view verb, absl::string_view ty
 
 }  // namespace
 
+bool IsValidPluginName(absl::string_view type) {
+  return !type.empty() && type != "." && type != ".." && type.find('/') == absl::string_view::npos;
+}
+
 absl::StatusOr<std::string> FindPlugin(absl::string_view type, const std::vector<std::string>& dirs) {
-  if (type.empty() || type == "." || type == ".." || type.find('/') != absl::string_view::npos) {
+  if (!IsValidPluginName(type)) {
     return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("invalid plugin name \"", type, "\""));
   }
   for (const std::string& dir : dirs) {
@@ -134,6 +138,7 @@ absl::Status DelegateCheck(absl::string_view type, const CmdArgs& args, absl::st
 }
 
 absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes) {
+  if (!IsValidPluginName(type)) return absl::OkStatus();  // nothing of its making can exist
   return Delegate("DEL", type, args, conf_bytes).status();
 }
 

@@ -20,7 +20,6 @@
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/teardown.h"
-#include "cni/net/veth.h"
 #include "cni/status_macros.h"
 #include "cni/version.h"
 
@@ -36,40 +35,40 @@ absl::Status Failed(absl::string_view plugin, absl::string_view msg) {
   return absl::FailedPreconditionError(absl::StrCat(plugin, ": ", msg));
 }
 
-// Creates the link in the container under its temporary name (so it can
-// never collide with CNI_IFNAME or another attachment's ADD), then renames it.
+// Creates the link in the container under the attachment's temporary name
+// (it shows as CNI_IFNAME only once made), then renames it. A link already
+// under that name was left by an ADD of this attachment killed before its
+// rename: it is replaced.
 absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 net::NetlinkSocket& csock,
                                                 const net::Netns& container,
                                                 const net::LinkInfo& master, const AddSpec& spec,
                                                 const CmdArgs& args) {
-  const std::string& ifname = args.ifname;
-  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, ifname));
+  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, args.ifname));
   if (taken) {
     return absl::AlreadyExistsError(
-        absl::StrCat(spec.plugin, ": container interface \"", ifname, "\" already exists"));
+        absl::StrCat(spec.plugin, ": container interface \"", args.ifname, "\" already exists"));
   }
-  NewLink link{.master = &master, .netns = spec.master.in_container ? nullptr : &container};
-  link.name = TemporaryName(spec.name_prefix, args);
-  absl::Status created;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    created = spec.create(master_sock, link);
-    if (!absl::IsAlreadyExists(created)) break;
+  NewLink link{.name = net::TemporaryLinkName(spec.name_prefix, args.container_id, args.ifname),
+               .master = &master,
+               .netns = spec.master.in_container ? nullptr : &container};
+  absl::Status created = spec.create(master_sock, link);
+  if (absl::IsAlreadyExists(created)) {
     // EEXIST with a free name: the master already carries what this link
-    // would duplicate (a vlan with the same VLAN ID, say). No retry helps.
+    // would duplicate (a vlan with the same VLAN ID, say).
     ASSIGN_OR_RETURN(bool clash, net::LinkExists(csock, link.name));
     if (!clash) {
       return absl::FailedPreconditionError(absl::StrCat(
           spec.plugin, ": master \"", master.name, "\" refused the new link (", created.message(),
           "): it already has a link that this one would duplicate"));
     }
-    // This attachment's own name: an earlier ADD was killed before its
-    // rename (and no DEL came). That link is ours to replace.
-    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin);
+    RETURN_IF_ERROR(net::DeleteLinkByNameIfExists(csock, link.name), spec.plugin,
+                    ": removing a killed ADD's link");
+    created = spec.create(master_sock, link);
   }
   RETURN_IF_ERROR(created, spec.plugin);
   ASSIGN_OR_RETURN(net::LinkInfo made, net::LinkByName(csock, link.name));
-  if (absl::Status st = net::RenameLink(csock, made, ifname); !st.ok()) {
+  if (absl::Status st = net::RenameLink(csock, made, args.ifname); !st.ok()) {
     (void)net::DeleteLink(csock, made);
     return Annotate(st, spec.plugin);
   }
@@ -190,24 +189,9 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
   return result;
 }
 
-std::string TemporaryName(absl::string_view prefix, const CmdArgs& args) {
-  // FNV-1a: the same digits in every build and process.
-  uint32_t hash = 2166136261u;
-  for (unsigned char c : absl::StrCat(args.container_id, "/", args.ifname)) {
-    hash = (hash ^ c) * 16777619u;
-  }
-  return absl::StrCat(prefix, absl::Hex(hash, absl::kZeroPad8));
-}
-
 absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
                  absl::string_view name_prefix) {
-  // An ADD killed between creating the link and renaming it left it under
-  // this attachment's temporary name. Its IPAM ADD had not run yet (it comes
-  // after the rename), so the link can go before IPAM DEL.
-  if (!args.netns.empty()) {
-    RETURN_IF_ERROR(net::DeleteLinkInNetns(args.netns, TemporaryName(name_prefix, args)), plugin);
-  }
-  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin);
+  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin, name_prefix);
 }
 
 absl::Status Check(const CmdArgs& args, const CheckSpec& spec) {

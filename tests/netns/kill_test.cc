@@ -1,29 +1,26 @@
 // A plugin killed at any step of ADD (SIGKILL: no cleanup runs) must not stop
 // the runtime's DEL from removing everything, nor the node from working.
 //
-// strace's fault injection kills the process at the N-th call of one system
-// call, for N = 1, 2, ... until an ADD runs to its end, for each kind of call
-// a plugin makes (netlink, files, locks, threads entering namespaces, the
-// delegate's exec). After each kill the test does what a runtime does after a
+// strace's fault injection (support/kill_inject.h) kills the process at the
+// N-th call of one system call, for N = 1, 2, ... until an ADD runs to its
+// end, for each kind of call a plugin makes (netlink, files, locks, threads
+// entering namespaces, the delegate's exec). After each kill the test does what a runtime does after a
 // failed ADD: DEL of the whole chain (portmap, then bridge with host-local),
 // and then checks that no link, reservation, firewall rule, state file or
 // temporary file is left. At the end of each kind a new container gets the
 // chain and answers ping: the node works.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "cni/json.h"
 #include "support/cni_call.h"
+#include "support/kill_inject.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
 #include "support/run.h"
@@ -34,15 +31,6 @@ using cni::Json;
 using namespace cni::test;  // NOLINT: test brevity
 
 constexpr const char* kContainer = "ctr-kill";
-
-// The system calls a kill is injected at: every kind the plugins make on the
-// way to a result.
-const std::vector<std::string>& KillSyscalls() {
-  static const std::vector<std::string> calls = {
-      "sendmsg", "sendto", "recvmsg", "recvfrom", "openat", "write", "rename",
-      "flock",   "clone3", "setns",   "unlink",   "mkdir",  "execve"};
-  return calls;
-}
 
 Json BridgeConf(const TempDir& dir) {
   return {{"cniVersion", "1.0.0"}, {"name", "killnet"}, {"type", "bridge"}, {"bridge", "cni0"},
@@ -57,58 +45,9 @@ std::string PortmapConf(const std::string& backend, const std::string& prev) {
       .dump();
 }
 
-// One plugin call with a SIGKILL at the `nth` call of `syscall` (strace -f:
-// in the plugin and in the delegate it runs).
-RunResult CallKilledAt(const std::string& plugin, const std::string& conf, const std::string& netns,
-                       const std::string& syscall, int nth) {
-  std::vector<std::string> argv = {"/usr/bin/strace", "-f", "-qq", "-o", "/dev/null",
-                                   "-e", absl::StrCat("trace=", syscall),
-                                   "-e", absl::StrCat("inject=", syscall, ":signal=SIGKILL:when=", nth),
-                                   absl::StrCat(PluginDir(), "/", plugin)};
-  std::vector<std::string> env = {kTestPath, "CNI_COMMAND=ADD", absl::StrCat("CNI_CONTAINERID=", kContainer),
-                                  absl::StrCat("CNI_NETNS=", netns), "CNI_IFNAME=eth0",
-                                  absl::StrCat("CNI_PATH=", PluginDir())};
-  return RunProcess(argv, env, conf, 30000);
-}
-
-// The kill points one uninjected ADD offers, per kind of call in
-// KillSyscalls(). strace counts "when=N" per process and per thread, so
-// injecting at N = 1, 2, ... kills the run exactly while some process or
-// thread makes N calls of that kind: the points are the most calls any one
-// of them makes. (A thread or delegate whose k-th call comes while another
-// one also makes k or more is thus not always the one killed there.) strace
-// cannot stop the traced command's own first execve, which is not counted.
-std::map<std::string, int> KillPointsOfAdd(const std::string& plugin, const std::string& conf,
-                                           const std::string& netns) {
-  TempDir dir;
-  const std::string log = dir.str() + "/trace";
-  std::vector<std::string> argv = {"/usr/bin/strace", "-f", "-qq", "-e", "signal=none", "-o", log,
-                                   "-e", absl::StrCat("trace=", absl::StrJoin(KillSyscalls(), ",")),
-                                   absl::StrCat(PluginDir(), "/", plugin)};
-  std::vector<std::string> env = {kTestPath, "CNI_COMMAND=ADD", absl::StrCat("CNI_CONTAINERID=", kContainer),
-                                  absl::StrCat("CNI_NETNS=", netns), "CNI_IFNAME=eth0",
-                                  absl::StrCat("CNI_PATH=", PluginDir())};
-  RunResult run = RunProcess(argv, env, conf, 30000);
-  INFO(Describe(run));
-  REQUIRE(run.exit_code == 0);
-  // "<pid> <call>(..." starts a call; "<pid> <... <call> resumed>" goes on with one.
-  std::map<std::string, std::map<std::string, int>> per_tracee;  // call -> pid -> calls
-  std::ifstream in(log);
-  bool first = true;
-  for (std::string line; std::getline(in, line); first = false) {
-    std::vector<std::string> words = absl::StrSplit(line, absl::MaxSplits(' ', 1));
-    if (words.size() < 2) continue;
-    const size_t paren = words[1].find('(');
-    if (paren == std::string::npos || absl::StartsWith(words[1], "<...")) continue;
-    const std::string name = words[1].substr(0, paren);
-    if (first && name == "execve") continue;
-    ++per_tracee[name][words[0]];
-  }
-  std::map<std::string, int> points;
-  for (const auto& [name, pids] : per_tracee) {
-    for (const auto& [pid, n] : pids) points[name] = std::max(points[name], n);
-  }
-  return points;
+// The ADD of `plugin` in the killed container.
+AddCall Call(const std::string& plugin, const std::string& conf, const std::string& netns) {
+  return AddCall{.plugin = plugin, .conf = conf, .netns = netns, .container_id = kContainer};
 }
 
 // What a runtime does after a failed ADD: DEL of every plugin of the chain,
@@ -189,7 +128,7 @@ int KillEverywhere(NetnsFixture& fx, const TempDir& ipam_dir, const std::string&
     for (int nth = 1; nth <= 400 && !finished; ++nth) {
       if (plugin == "portmap") prev = CallPlugin("bridge", "ADD", bridge_conf, netns, kContainer).out;
       const std::string conf = plugin == "bridge" ? bridge_conf : PortmapConf(backend, prev);
-      RunResult run = CallKilledAt(plugin, conf, netns, syscall, nth);
+      RunResult run = AddKilledAt(Call(plugin, conf, netns), syscall, nth);
       finished = run.exit_code == 0;
       if (!finished) {
         ++kills;
@@ -216,7 +155,7 @@ int KillEverywhere(NetnsFixture& fx, const TempDir& ipam_dir, const std::string&
   // a fresh node, may have had more).
   if (plugin == "portmap") prev = CallPlugin("bridge", "ADD", bridge_conf, netns, kContainer).out;
   std::map<std::string, int> points =
-      KillPointsOfAdd(plugin, plugin == "bridge" ? bridge_conf : PortmapConf(backend, prev), netns);
+      KillPointsOfAdd(Call(plugin, plugin == "bridge" ? bridge_conf : PortmapConf(backend, prev), netns));
   if (plugin == "bridge") prev = CallPlugin("bridge", "ADD", bridge_conf, netns, kContainer).out;
   DelChain(backend, bridge_conf, prev, netns);
   for (const std::string& syscall : KillSyscalls()) {

@@ -13,6 +13,9 @@ TEST_CASE("JoinErrors keeps every message and the first failure's code", "[unit]
   absl::Status both = cni::JoinErrors({one, cni::Error(cni::ErrorCode::kInternal, "netlink")});
   CHECK(both.message() == "disk; netlink");
   CHECK(cni::CodeOf(both) == static_cast<int>(cni::ErrorCode::kIoFailure));
+  // Steps that succeeded count for nothing, so callers may push every status.
+  CHECK(cni::JoinErrors({absl::OkStatus(), absl::OkStatus()}).ok());
+  CHECK(cni::JoinErrors({absl::OkStatus(), one, absl::OkStatus()}) == one);
 }
 
 TEST_CASE("CheckPrintableAt: a result without IPs does not fit 0.2.0, nor a config without a version", "[unit][version]") {

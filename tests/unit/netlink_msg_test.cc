@@ -251,6 +251,15 @@ TEST_CASE("host veth names are veth + 8 hex digits", "[net]") {
   CHECK(a != b);
 }
 
+TEST_CASE("temporary link names belong to their attachment and never change", "[net]") {
+  // Pinned: a DEL must find the link an ADD of an older build left.
+  CHECK(TemporaryLinkName("tp", "ctr1", "eth0") == "tp3fc0e5fa");  // "tp" + sha512("ctr1/eth0")[:8]
+  CHECK(TemporaryLinkName("tp", "ctr1", "eth0") == TemporaryLinkName("tp", "ctr1", "eth0"));
+  CHECK(TemporaryLinkName("tp", "ctr1", "eth1") != TemporaryLinkName("tp", "ctr1", "eth0"));
+  CHECK(TemporaryLinkName("tp", "ctr2", "eth0") != TemporaryLinkName("tp", "ctr1", "eth0"));
+  CHECK(TemporaryLinkName("mv", "ctr1", "eth0").size() == 10);  // within IFNAMSIZ
+}
+
 TEST_CASE("rule requests: the table in the header below 256, always in FRA_TABLE, source prefix", "[net]") {
   RuleSpec small{.family = Family::kV4, .src = P("10.1.2.3/32"), .table = 100};
   NlMsgPtr add = Must(BuildRuleRequest(small, RuleOp::kAdd));

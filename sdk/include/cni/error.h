@@ -75,8 +75,8 @@ absl::Status ErrnoError(int err, absl::string_view what);
 int ErrnoOf(const absl::Status& status);
 
 // Every failure in one status (DEL reports them all, not just the first):
-// OK when empty, the failure itself when one, else the messages joined by
-// "; " under the first failure's CNI code.
-absl::Status JoinErrors(const std::vector<absl::Status>& failures);
+// OK when none of `statuses` failed, the failure itself when one did, else
+// the failures' messages joined by "; " under the first failure's CNI code.
+absl::Status JoinErrors(const std::vector<absl::Status>& statuses);
 
 }  // namespace cni

@@ -15,8 +15,12 @@
 
 namespace cni {
 
-// Finds the executable `type` in `dirs` (first match wins). A type containing
-// '/' (or empty, "." or "..") is rejected (code 7); not found is code 7 too,
+// False for a type no plugin can be named: empty, ".", "..", or with a '/'
+// (it would name a file outside the plugin directories).
+bool IsValidPluginName(absl::string_view type);
+
+// Finds the executable `type` in `dirs` (first match wins). A type that is
+// not IsValidPluginName is rejected (code 7); not found is code 7 too,
 // naming the directories searched.
 absl::StatusOr<std::string> FindPlugin(absl::string_view type, const std::vector<std::string>& dirs);
 
@@ -48,6 +52,9 @@ absl::StatusOr<Result> DelegateAdd(absl::string_view type, const CmdArgs& args,
 // CHECK: success or the delegate's error.
 absl::Status DelegateCheck(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 // DEL: success or the delegate's error (call it during rollback of a failed ADD too).
+// A `type` that is not IsValidPluginName is success without a call: no
+// plugin of that name can have made anything, and an error would make every
+// DEL of the attachment (a runtime retries it) fail for good.
 absl::Status DelegateDel(absl::string_view type, const CmdArgs& args, absl::string_view conf_bytes = {});
 // Whether a failed IPAM DEL may finish when the runtime retries the DEL: the
 // IPAM plugin said so (code 11, try again later: e.g. the dhcp daemon is

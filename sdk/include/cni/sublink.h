@@ -8,7 +8,7 @@
 // CHECK verifies about it.
 //
 //   absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
-//     sublink::AddSpec spec{.plugin = "ipvlan", .name_prefix = "iv", ...};
+//     sublink::AddSpec spec{.plugin = "ipvlan", .name_prefix = kTempPrefix, ...};
 //     spec.create = [&](net::NetlinkSocket& msock, const sublink::NewLink& l) {...};
 //     return sublink::Add(args, spec);
 //   }
@@ -91,7 +91,9 @@ struct NewLink {
 // how to create its kind of link.
 struct AddSpec {
   std::string plugin;          // "ipvlan": prefixes every message
-  std::string name_prefix;     // the temporary name: this + 8 hex digits (<= 7 chars, TemporaryName)
+  // The temporary name's prefix (<= 7 chars): the link is made under
+  // net::TemporaryLinkName(name_prefix, CNI_CONTAINERID, CNI_IFNAME).
+  std::string name_prefix;
   Master master;               // the configured master (name may be "")
   int mtu = 0;                 // checked against the master's; 0: the master's
   std::string ipam_type;       // "": layer 2 only (or the chained addresses below)
@@ -111,16 +113,11 @@ struct AddSpec {
 // Any failure deletes the link and releases the IPAM lease.
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 
-// The name ADD gives the link before it is renamed CNI_IFNAME: `prefix` and
-// 8 hex digits of a hash of the container ID and CNI_IFNAME. It is the
-// attachment's own, so a DEL after an ADD killed before the rename finds
-// the link under it, and the next ADD replaces such a leftover.
-std::string TemporaryName(absl::string_view prefix, const CmdArgs& args);
-
 // IPAM DEL (when ipam_type is set, always first, so the address never
-// leaks), then the link in the container, under CNI_IFNAME or the
-// temporary name of `name_prefix`; a namespace or link that is gone is
-// success. Keeps going past a failure and reports them all.
+// leaks), then the link in the container, under CNI_IFNAME or under the
+// temporary name of `name_prefix` (an ADD killed before its rename); a
+// namespace or link that is gone is success. Keeps going past a failure and
+// reports them all.
 absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
                  absl::string_view name_prefix);
 
@@ -146,8 +143,8 @@ absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl:
                       absl::string_view have, absl::string_view want);
 
 // The command table of a plugin built on these steps: its own ADD and CHECK
-// (calling Add and Check above); DEL, GC and STATUS straight from
-// `Config::ipam_type`.
+// (calling Add and Check above; its AddSpec::name_prefix is `name_prefix`);
+// DEL, GC and STATUS straight from `Config::ipam_type`.
 template <typename Config>
 PluginFuncs Funcs(std::string plugin, std::string name_prefix,
                   std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/error.h"
+#include "cni/hash.h"
 #include "cni/quoted.h"
 #include "cni/status_macros.h"
 #include "link_on_master.h"
@@ -250,14 +251,19 @@ absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Ne
 }
 
 absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns,
-                               absl::string_view new_name) {
+                               absl::string_view new_name, std::optional<absl::string_view> alias) {
   const uint32_t fd = static_cast<uint32_t>(ns.fd());
   std::string name(new_name);
+  std::optional<std::string> new_alias;
+  if (alias) new_alias.emplace(*alias);
   return Change(sock, link,
                 absl::StrCat("moving link ", Quoted(link.name), " to netns ", Quoted(ns.path()), " as ", Quoted(name)),
                 0, 0, [&](nl_msg* m) {
                   int rc = nla_put_u32(m, IFLA_NET_NS_FD, fd);
-                  return rc < 0 ? rc : nla_put_string(m, IFLA_IFNAME, name.c_str());
+                  if (rc >= 0) rc = nla_put_string(m, IFLA_IFNAME, name.c_str());
+                  // Set by the kernel after the move and the rename (do_setlink's order).
+                  if (rc >= 0 && new_alias) rc = nla_put_string(m, IFLA_IFALIAS, new_alias->c_str());
+                  return rc;
                 });
 }
 
@@ -275,6 +281,12 @@ absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view nam
   // Someone else (the peer's namespace going away) may have deleted it first.
   if (absl::IsNotFound(st)) return absl::OkStatus();
   return st;
+}
+
+std::string TemporaryLinkName(absl::string_view prefix, absl::string_view container_id,
+                              absl::string_view ifname) {
+  // Neither a container ID nor an interface name can hold '/'.
+  return HashWithPrefix(prefix.size() + 8, prefix, absl::StrCat(container_id, "/", ifname));
 }
 
 absl::Status DeleteLinkInNetns(absl::string_view netns_path, absl::string_view name) {

@@ -165,19 +165,21 @@ TEST_CASE("flannel: delegate keys win, ipam is a base, runtimeConfig is passed o
 }
 
 TEST_CASE("flannel: bad configurations are refused with their codes", "[flannel]") {
-  auto delegate_error = [](const std::string& conf) {
+  auto setup_error = [](const std::string& conf) {
     auto c = Parse(conf);
     REQUIRE(c.ok());
-    return cni::CodeOf(c->delegate_error);
+    return cni::CodeOf(c->setup_error);
   };
-  CHECK(delegate_error(R"({"name":"n","type":"flannel","delegate":{"type":1}})") == 7);
-  CHECK(delegate_error(R"({"name":"n","type":"flannel","delegate":{"name":"x"}})") == 7);
-  CHECK(delegate_error(R"({"name":"n","type":"flannel","delegate":{"ipam":{}}})") == 7);
-  CHECK(delegate_error(R"({"name":"n","type":"flannel","delegate":{"type":"bridge"}})") == 0);
-  CHECK(cni::CodeOf(Parse(R"({"name":"n","type":"flannel","delegate":[]})").status()) == 6);
+  CHECK(setup_error(R"({"name":"n","type":"flannel","delegate":{"type":1}})") == 7);
+  CHECK(setup_error(R"({"name":"n","type":"flannel","delegate":{"name":"x"}})") == 7);
+  CHECK(setup_error(R"({"name":"n","type":"flannel","delegate":{"ipam":{}}})") == 7);
+  CHECK(setup_error(R"({"name":"n","type":"flannel","delegate":{"type":"bridge"}})") == 0);
+  // Wrong types: code 6 for ADD, CHECK, GC and STATUS (setup_error); only a
+  // wrong dataDir fails the parse itself, which DEL needs too.
+  CHECK(setup_error(R"({"name":"n","type":"flannel","delegate":[]})") == 6);
   // (an "ipam" that is not an object is refused earlier, by NetConf::Parse)
   CHECK(cni::CodeOf(cni::NetConf::Parse(R"({"name":"n","type":"flannel","ipam":"x"})").status()) == 6);
-  CHECK(cni::CodeOf(Parse(R"({"name":"n","type":"flannel","subnetFile":5})").status()) == 6);
+  CHECK(setup_error(R"({"name":"n","type":"flannel","subnetFile":5})") == 6);
   CHECK(cni::CodeOf(Parse(R"({"name":"n","type":"flannel","dataDir":true})").status()) == 6);
   auto c = Parse(R"({"name":"n","type":"flannel","SubnetFile":"/s.env","dataDir":""})");
   REQUIRE(c.ok());

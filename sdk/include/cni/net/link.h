@@ -96,11 +96,22 @@ absl::Status MoveLinkToNetns(NetlinkSocket& sock, const LinkInfo& link, const Ne
 // Moves the link into `ns` and gives it `new_name` there, in one request: the
 // kernel renames it as part of the move, so it never shows under `new_name`
 // in the socket's namespace nor under its old name in `ns`, and a name taken
-// in `ns` (absl::AlreadyExists) leaves the link where and as it was.
+// in `ns` (absl::AlreadyExists) leaves the link where and as it was. With
+// `alias`, the same request gives it that alias ("" clears it) once moved,
+// so no crash between two requests can leave one change without the other.
 absl::Status MoveLinkToNetnsAs(NetlinkSocket& sock, const LinkInfo& link, const Netns& ns,
-                               absl::string_view new_name);
+                               absl::string_view new_name,
+                               std::optional<absl::string_view> alias = std::nullopt);
 // Deletes the link (for a veth, both ends go).
 absl::Status DeleteLink(NetlinkSocket& sock, const LinkInfo& link);
+// The name a plugin creates a container link under before renaming it to
+// CNI_IFNAME (so the link shows under that name only once it is set up):
+// `prefix` (at most 7 characters) + 8 hex digits of SHA-512 over
+// "<container_id>/<ifname>". Derived, not random: an ADD killed between the
+// creation and the rename leaves the link under this name, where the DEL of
+// the same attachment (and its next ADD) finds it.
+std::string TemporaryLinkName(absl::string_view prefix, absl::string_view container_id,
+                              absl::string_view ifname);
 // DEL helper: deletes the link called `name`; a missing link is success.
 absl::Status DeleteLinkByNameIfExists(NetlinkSocket& sock, absl::string_view name);
 // DEL helper: deletes link `name` inside the namespace at `netns_path`; a
