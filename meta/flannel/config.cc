@@ -1,5 +1,9 @@
 #include "config.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "cni/config_schema.h"
 #include "cni/error.h"
@@ -66,6 +70,10 @@ std::string Config::SavedPath(absl::string_view container_id) const {
   return absl::StrCat(data_dir, "/", container_id);
 }
 
-std::vector<std::string> Config::KeyNames() { return config::KeyNames(kKeys); }
+std::vector<std::string> Config::KeyNames() {
+  std::vector<std::string> names = config::KeyNames(kTeardownKeys);
+  for (std::string& name : config::KeyNames(kSetupKeys)) names.push_back(std::move(name));
+  return names;
+}
 
 }  // namespace cni::flannel

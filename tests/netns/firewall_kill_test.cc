@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "cni/json.h"
 #include "support/cni_call.h"
-#include "support/kill_points.h"
+#include "support/kill_inject.h"
 #include "support/netns_fixture.h"
 #include "support/run.h"
 
@@ -100,8 +100,8 @@ void FreshNode(const NetnsFixture& fx) {
 int KillEverywhere(NetnsFixture& fx, const std::string& backend, bool fresh) {
   const std::string add_conf = Conf(backend, kAddresses);
   const std::string del_conf = Conf(backend, {});
-  const KilledCall call{
-      .plugin = "firewall", .conf = add_conf, .netns = "/var/run/netns/none", .container = kContainer};
+  const AddCall call{
+      .plugin = "firewall", .conf = add_conf, .netns = "/var/run/netns/none", .container_id = kContainer};
   // A bystander of the same network whose rules must outlive every DEL.
   if (!fresh) MustSucceed(Fw("ADD", Conf(backend, kBystander), "ctr-bystander"), "bystander ADD");
   int kills = 0;
@@ -110,7 +110,7 @@ int KillEverywhere(NetnsFixture& fx, const std::string& backend, bool fresh) {
     bool finished = false;
     for (int nth = 1; nth <= 200 && !finished; ++nth) {
       if (fresh) FreshNode(fx);
-      RunResult run = CallKilledAt(call, syscall, nth);
+      RunResult run = AddKilledAt(call, syscall, nth);
       finished = run.exit_code == 0;
       if (!finished) {
         ++kills;
