@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::dhcp {
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::dhcp {
 

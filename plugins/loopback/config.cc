@@ -1,8 +1,8 @@
 #include "config.h"
 
-#include "cni/error.h"
-#include "cni/skel.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::loopback {
 

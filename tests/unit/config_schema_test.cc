@@ -1,8 +1,8 @@
-// cni/config_schema.h: keys declared as data, one parser, uniform messages.
+// cni/plugin/config_schema.h: keys declared as data, one parser, uniform messages.
 #include <catch2/catch.hpp>
 
-#include "cni/config_schema.h"
-#include "cni/plugin_keys.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 
 namespace {
 
