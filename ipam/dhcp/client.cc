@@ -20,9 +20,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/netns.h"
-#include "cni/status_macros.h"
 
 namespace cni::dhcp {
 namespace {

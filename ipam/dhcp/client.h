@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cni/fs.h"
-#include "cni/net/ip.h"
+#include "cni/base/fs.h"
+#include "cni/base/ip.h"
 #include "packet.h"
 
 namespace cni::dhcp {

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::dhcp {
 

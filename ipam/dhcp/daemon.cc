@@ -21,10 +21,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/version.h"
 #include "protocol.h"
 
 namespace cni::dhcp {

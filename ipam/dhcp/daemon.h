@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cni/json.h"
 #include "client.h"
+#include "cni/base/json.h"
 #include "lease.h"
 
 namespace cni::dhcp {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/version.h"
 #include "lease.h"
 #include "protocol.h"
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace cni::dhcp {

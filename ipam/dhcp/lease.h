@@ -19,10 +19,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cni/fs.h"
-#include "cni/json.h"
-#include "cni/types.h"
 #include "client.h"
+#include "cni/base/fs.h"
+#include "cni/base/json.h"
+#include "cni/protocol/types.h"
 #include "packet.h"
 
 namespace cni::dhcp {

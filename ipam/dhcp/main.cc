@@ -1,7 +1,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "daemon.h"
 #include "dhcp.h"
 

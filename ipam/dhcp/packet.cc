@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 
 namespace cni::dhcp {
 namespace {

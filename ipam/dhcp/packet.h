@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 
 namespace cni::dhcp {
 

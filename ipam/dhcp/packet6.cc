@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 
 namespace cni::dhcp::v6 {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::dhcp {
 

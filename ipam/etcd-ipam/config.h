@@ -1,5 +1,5 @@
 // etcd-ipam configuration: host-local's ranges, routes and requested IPs
-// (cni/ipam_ranges.h), plus "dns", "exclude", "nodeName" and the "etcd"
+// (cni/plugin/ipam_ranges.h), plus "dns", "exclude", "nodeName" and the "etcd"
 // connection.
 #pragma once
 
@@ -9,10 +9,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "cni/ipam_ranges.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/plugin/ipam_ranges.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::etcdipam {
 

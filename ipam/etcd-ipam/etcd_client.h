@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::etcdipam {
 

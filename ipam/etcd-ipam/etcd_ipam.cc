@@ -15,9 +15,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/version.h"
 #include "etcd_client.h"
 
 namespace cni::etcdipam {

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace cni::etcdipam {

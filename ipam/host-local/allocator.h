@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/net/ip.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "store.h"
 

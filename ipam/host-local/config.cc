@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
 
 namespace cni::hostlocal {
 namespace {

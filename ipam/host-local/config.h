@@ -1,7 +1,7 @@
 // host-local configuration: parsing, validation and defaults.
 //
 // Mirrors upstream's allocator.LoadIPAMConfig (the range parsing itself is
-// cni/ipam_ranges.h): the legacy single range at the
+// cni/plugin/ipam_ranges.h): the legacy single range at the
 // ipam level and runtimeConfig.ipRanges are prepended to "ranges"; every range is
 // canonicalised (defaults filled in) and checked before anything touches the disk.
 #pragma once
@@ -13,17 +13,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/ipam_ranges.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
+#include "cni/plugin/ipam_ranges.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::hostlocal {
 
 inline constexpr absl::string_view kDefaultDataDir = "/var/lib/cni/networks";
 
-// The range types are the SDK's (cni/ipam_ranges.h), shared with etcd-ipam.
+// The range types are the SDK's (cni/plugin/ipam_ranges.h), shared with etcd-ipam.
 using ipam::Range;
 using ipam::RangeFor;
 using ipam::RangeSet;

@@ -10,9 +10,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "cni/quoted.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::hostlocal {
 

@@ -1,4 +1,4 @@
-// The store's file helpers that the SDK (cni/fs.h) does not have: everything
+// The store's file helpers that the SDK (cni/base/fs.h) does not have: everything
 // is relative to an open directory fd (openat & co.), so a long dataDir path
 // is resolved once, and no symlink inside the store is ever followed. The
 // owned descriptor, IoError and mkdir -p are the SDK's.
@@ -12,12 +12,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/fs.h"
-#include "cni/quoted.h"
+#include "cni/base/fs.h"
+#include "cni/base/quoted.h"
 
 namespace cni::hostlocal {
 
-// The store's messages quote the file they name (cni/quoted.h).
+// The store's messages quote the file they name (cni/base/quoted.h).
 using cni::Quoted;
 
 // Reads a whole regular file (at most cni::kMaxConfigFileBytes); nullopt if it

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "fs.h"
 
 namespace cni::hostlocal {

@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/fs.h"
+#include "cni/base/fs.h"
 
 namespace cni::hostlocal {
 

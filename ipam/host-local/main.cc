@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "host_local.h"
 
 int main() { return cni::PluginMain(cni::hostlocal::Funcs(), {{}, cni::AboutLine("host-local")}); }

@@ -13,8 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::hostlocal {
 namespace {

@@ -4,11 +4,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "cni/args.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/protocol/args.h"
+#include "cni/protocol/version.h"
 
 namespace cni::static_ipam {
 namespace {

@@ -7,13 +7,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/qdisc.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 #include "config.h"
 
 namespace cni::bandwidth {

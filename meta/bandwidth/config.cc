@@ -1,10 +1,10 @@
 #include "config.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/hash.h"
-#include "cni/json.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::bandwidth {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "cni/net/qdisc.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::bandwidth {
 

@@ -1,5 +1,5 @@
 #include "bandwidth.h"
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 int main() {
   return cni::PluginMain(cni::bandwidth::Funcs(),

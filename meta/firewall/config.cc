@@ -1,11 +1,11 @@
 #include "config.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/validate.h"
-#include "cni/json.h"
-#include "cni/status_macros.h"
+#include "cni/plugin/config_schema.h"
 
 namespace cni::firewall {
 namespace {

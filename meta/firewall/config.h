@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::firewall {
 

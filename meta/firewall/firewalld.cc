@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cni/error.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "sd_bus_api.h"
 
 namespace cni::firewall::firewalld {

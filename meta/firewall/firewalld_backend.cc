@@ -4,8 +4,8 @@
 // calls are the helper's (firewalld_helper.h). The ingress policy still goes
 // to iptables (upstream's behaviour: firewalld has no bridge isolation of its
 // own).
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "firewall.h"
 #include "firewalld_helper.h"
 #include "iptables_rules.h"

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "cni/error.h"
-#include "cni/exec.h"
-#include "cni/json.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/exec.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::firewall::firewalld {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::firewall::firewalld {
 

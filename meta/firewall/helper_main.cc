@@ -18,9 +18,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/json.h"
-#include "cni/quoted.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/quoted.h"
 #include "firewalld.h"
 
 namespace {

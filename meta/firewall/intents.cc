@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cni/fs.h"
+#include "cni/base/fs.h"
 #include "cni/net/netns.h"
 
 namespace cni::firewall {

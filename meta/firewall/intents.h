@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 
 namespace cni::firewall {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cni/base/ip.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft_batch.h"
-#include "cni/net/ip.h"
 #include "firewall.h"
 
 namespace cni::firewall::ipt {

@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/rule_record.h"
-#include "cni/status_macros.h"
 #include "iptables_rules.h"
 
 namespace cni::firewall::ipt {

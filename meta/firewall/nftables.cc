@@ -22,12 +22,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/fw/rule_record.h"
-#include "cni/hash.h"
-#include "cni/status_macros.h"
 #include "firewall.h"
 
 namespace cni::firewall {

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
-#include "cni/skel.h"
+#include "cni/base/json.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::flannel {
 

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/invoke.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/invoke.h"
+#include "cni/protocol/version.h"
 #include "cni/runtime/cache.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
 
 namespace cni::flannel {
 namespace {

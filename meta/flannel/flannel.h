@@ -9,9 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/json.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/json.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "subnet_env.h"
 

@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "flannel.h"
 
 int main() { return cni::PluginMain(cni::flannel::Funcs(), {{}, cni::AboutLine("flannel")}); }

@@ -7,9 +7,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::flannel {
 namespace {

@@ -2,13 +2,13 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/protocols.h"
 #include "cni/fw/validate.h"
-#include "cni/json.h"
-#include "cni/skel.h"
-#include "cni/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::portmap {
 namespace {

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cni/base/ip.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/protocols.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::portmap {
 

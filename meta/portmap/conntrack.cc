@@ -13,9 +13,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/netlink.h"
-#include "cni/status_macros.h"
 #include "portmap.h"
 
 namespace cni::portmap {

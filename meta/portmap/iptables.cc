@@ -22,15 +22,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/iptables_nft_encoding.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
-#include "cni/status_macros.h"
-#include "portmap.h"
 #include "cni/fw/rule_record.h"
+#include "portmap.h"
 
 namespace cni::portmap::ipt {
 namespace {

@@ -24,12 +24,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"  // RetryOnConflict
-#include "cni/fw/nft.h"
 #include "cni/fw/names.h"
+#include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
-#include "cni/status_macros.h"
 #include "cni/fw/rule_record.h"
 #include "portmap.h"
 

@@ -7,7 +7,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
 #include "cni/net/devconf.h"
@@ -15,8 +16,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/route.h"
 #include "cni/net/sysctl.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 
 namespace cni::portmap {
 namespace {

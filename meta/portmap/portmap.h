@@ -14,8 +14,8 @@
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/netlink.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace cni::portmap {

@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "sbr.h"
 
 int main() { return cni::PluginMain(cni::sbr::Funcs(), {{}, cni::AboutLine("sbr")}); }

@@ -11,15 +11,15 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
-#include "cni/fs.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/rule.h"
-#include "cni/status_macros.h"
 
 namespace cni::sbr {
 namespace {

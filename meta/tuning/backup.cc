@@ -5,10 +5,10 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/json.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::tuning {
 

@@ -15,12 +15,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "cni/args.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/json.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/protocol/args.h"
 
 namespace cni::tuning {
 namespace {

@@ -11,9 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::tuning {
 

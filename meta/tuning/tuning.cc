@@ -11,12 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backup.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
-#include "cni/status_macros.h"
 
 namespace cni::tuning {
 namespace {

@@ -1,9 +1,9 @@
 #include "config.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
 
 namespace cni::vrf {
 namespace {

@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "vrf.h"
 
 int main() {

@@ -11,17 +11,17 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/fs.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/vrf.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 
 namespace cni::vrf {
 namespace {

@@ -13,25 +13,25 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "cni/quoted.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/spoofcheck.h"
-#include "cni/invoke.h"
-#include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
 #include "cni/net/devconf.h"
-#include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/plugin/ipam_apply.h"
+#include "cni/plugin/ipam_lease.h"
+#include "cni/protocol/invoke.h"
+#include "cni/protocol/version.h"
 
 namespace cni::bridge {
 
@@ -410,7 +410,10 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
   Result result;
   result.cni_version = args.conf.cni_version;
-  result.interfaces = {Interface{br.name, br.mac.ToString()}, pair.host, pair.container};
+  result.interfaces = {Interface{.name = br.name, .mac = br.mac.ToString()},
+                       Interface{.name = pair.host.name, .mac = pair.host.mac},
+                       Interface{.name = pair.container.name, .mac = pair.container.mac,
+                                 .sandbox = pair.container.sandbox}};
 
   // IPAM only now that the container interface exists: the dhcp plugin asks
   // for its lease through it. The lease is released unless the ADD succeeds.

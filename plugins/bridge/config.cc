@@ -3,14 +3,14 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "cni/args.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/backend.h"
-#include "cni/json.h"
-#include "cni/plugin_keys.h"
-#include "cni/skel.h"
-#include "cni/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
+#include "cni/protocol/args.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::bridge {
 namespace {

@@ -1,4 +1,4 @@
 #include "bridge.h"
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 int main() { return cni::PluginMain(cni::bridge::Funcs(), {{}, cni::AboutLine("bridge")}); }

@@ -4,8 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace cni::dummy {

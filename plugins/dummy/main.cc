@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "dummy.h"
 
 int main() { return cni::PluginMain(cni::dummy::Funcs(), {{}, cni::AboutLine("dummy")}); }

@@ -2,11 +2,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/json.h"
-#include "cni/plugin_keys.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 
 namespace cni::host_device {
 namespace {

@@ -10,16 +10,16 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/invoke.h"
-#include "cni/ipam_lease.h"
-#include "cni/net/check.h"
-#include "cni/net/ipam_apply.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
+#include "cni/plugin/check.h"
+#include "cni/plugin/ipam_apply.h"
+#include "cni/plugin/ipam_lease.h"
+#include "cni/protocol/invoke.h"
 
 namespace cni::host_device {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/ipvlan.h"
-#include "cni/status_macros.h"
-#include "cni/sublink.h"
+#include "cni/plugin/sublink.h"
 #include "config.h"
 
 namespace cni::ipvlan {

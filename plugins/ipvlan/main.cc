@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "ipvlan.h"
 
 int main() { return cni::PluginMain(cni::ipvlan::Funcs(), {{}, cni::AboutLine("ipvlan")}); }

@@ -1,9 +1,9 @@
 #include "config.h"
 
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/skel.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/protocol/skel.h"
 
 namespace cni::loopback {
 namespace {

@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "loopback.h"
 
 int main() { return cni::PluginMain(cni::loopback::Funcs(), {{}, cni::AboutLine("loopback")}); }

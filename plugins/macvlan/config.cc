@@ -3,12 +3,12 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/json.h"
-#include "cni/plugin_keys.h"
-#include "cni/status_macros.h"
-#include "cni/sublink.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
+#include "cni/plugin/sublink.h"
 
 namespace cni::macvlan {
 namespace {

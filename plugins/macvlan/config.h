@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/macvlan.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::macvlan {
 

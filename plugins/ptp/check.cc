@@ -8,14 +8,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/invoke.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
-#include "cni/status_macros.h"
+#include "cni/protocol/invoke.h"
 #include "config.h"
 #include "ptp.h"
 

@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "ptp.h"
 
 int main() { return cni::PluginMain(cni::ptp::Funcs(), {{}, cni::AboutLine("ptp")}); }

@@ -10,21 +10,21 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/fw/nft.h"
-#include "cni/invoke.h"
-#include "cni/ipam_lease.h"
 #include "cni/net/addr.h"
 #include "cni/net/devconf.h"
-#include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/veth.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/plugin/ipam_apply.h"
+#include "cni/plugin/ipam_lease.h"
+#include "cni/protocol/invoke.h"
+#include "cni/protocol/version.h"
 #include "config.h"
 
 namespace cni::ptp {
@@ -109,7 +109,9 @@ Result BuildResult(const CmdArgs& args, const Config& config, const net::VethPai
                    const Result& ipam) {
   Result result;
   result.cni_version = args.conf.cni_version;
-  result.interfaces = {pair.host, pair.container};
+  result.interfaces = {Interface{.name = pair.host.name, .mac = pair.host.mac},
+                       Interface{.name = pair.container.name, .mac = pair.container.mac,
+                                 .sandbox = pair.container.sandbox}};
   result.ips = ipam.ips;
   for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
   result.routes = ipam.routes;

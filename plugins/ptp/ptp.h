@@ -8,10 +8,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/route.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace cni::ptp {

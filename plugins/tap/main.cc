@@ -1,4 +1,4 @@
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "tap.h"
 
 int main() { return cni::PluginMain(cni::tap::Funcs(), {{}, cni::AboutLine("tap")}); }

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/vlan.h"
-#include "cni/status_macros.h"
-#include "cni/sublink.h"
+#include "cni/plugin/sublink.h"
 #include "config.h"
 
 namespace cni::vlan {

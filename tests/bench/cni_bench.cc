@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/exec.h"
+#include "cni/base/exec.h"
 
 namespace {
 

@@ -42,10 +42,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "cni/exec.h"
-#include "cni/fs.h"
-#include "cni/fw/nft.h"
+#include "cni/base/exec.h"
+#include "cni/base/fs.h"
 #include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/exec.h"
+#include "cni/base/exec.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 

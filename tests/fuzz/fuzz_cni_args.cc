@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cni/args.h"
+#include "cni/protocol/args.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);

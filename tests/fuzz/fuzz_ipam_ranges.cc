@@ -1,4 +1,4 @@
-// Fuzz target: the range-based IPAM keys (cni/ipam_ranges.h) that host-local
+// Fuzz target: the range-based IPAM keys (cni/plugin/ipam_ranges.h) that host-local
 // and etcd-ipam read from untrusted configurations: range sets, the legacy
 // range, runtimeConfig.ipRanges, routes, requested IPs from the configuration
 // and from CNI_ARGS, and a walk over every parsed range set. Must never crash,
@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cni/ipam_ranges.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
+#include "cni/plugin/ipam_ranges.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 
 namespace {
 

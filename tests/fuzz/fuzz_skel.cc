@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <sstream>
 
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string input(reinterpret_cast<const char*>(data), size);

@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/qdisc.h"

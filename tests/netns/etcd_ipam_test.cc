@@ -19,9 +19,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
+#include "cni/protocol/types.h"
 #include "support/cni_call.h"
 #include "support/etcd_cluster.h"
 #include "support/netns_fixture.h"

@@ -21,13 +21,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"

@@ -12,9 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/json.h"
 #include "bus_probe.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
 #include "firewalld.h"
 #include "support/cni_call.h"
 #include "support/firewalld_fixture.h"

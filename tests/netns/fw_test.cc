@@ -12,10 +12,10 @@
 
 #include "absl/strings/match.h"
 
+#include "cni/base/json.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
 #include "support/libnftables.h"
-#include "cni/json.h"
 #include "support/netns_fixture.h"
 
 namespace {

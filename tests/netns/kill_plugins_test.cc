@@ -25,7 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "support/cni_call.h"
 #include "support/etcd_cluster.h"
 #include "support/kill_inject.h"

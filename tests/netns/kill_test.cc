@@ -18,7 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "support/cni_call.h"
 #include "support/kill_inject.h"
 #include "support/netns_fixture.h"

@@ -26,12 +26,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/json.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
 #include "cni/net/devconf.h"
-#include "cni/net/ipam_apply.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
@@ -40,6 +39,7 @@
 #include "cni/net/rule.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
+#include "cni/plugin/ipam_apply.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
 
@@ -724,7 +724,9 @@ TEST_CASE("SetupVeth + ConfigureInterface with a dual-stack result, then ping", 
 
   cni::Result result;
   result.cni_version = "1.1.0";
-  result.interfaces = {pair.host, pair.container};
+  result.interfaces = {cni::Interface{.name = pair.host.name, .mac = pair.host.mac},
+                       cni::Interface{.name = pair.container.name, .mac = pair.container.mac,
+                                 .sandbox = pair.container.sandbox}};
   result.ips = {
       cni::IpConfig{1, P("10.10.0.2/24"), A("10.10.0.1")},
       cni::IpConfig{1, P("fd00:10::2/64"), A("fd00:10::1")},
@@ -790,7 +792,9 @@ TEST_CASE("ConfigureInterface waits for DAD only when asked", "[netns]") {
   VethPair pair = Must(SetupVeth(ctr_ns, "eth0", 0, std::nullopt, host_ns));
 
   cni::Result result;
-  result.interfaces = {pair.host, pair.container};
+  result.interfaces = {cni::Interface{.name = pair.host.name, .mac = pair.host.mac},
+                       cni::Interface{.name = pair.container.name, .mac = pair.container.mac,
+                                 .sandbox = pair.container.sandbox}};
   result.ips = {cni::IpConfig{1, P("fd00:20::2/64"), std::nullopt}};
   NetlinkSocket ctr = Must(NetlinkSocket::OpenIn(ctr_ns));
   ConfigureOptions opts;

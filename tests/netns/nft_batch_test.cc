@@ -13,11 +13,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
 #include "cni/fw/nft.h"
-#include "support/libnftables.h"
 #include "cni/fw/nft_batch.h"
-#include "cni/json.h"
+#include "support/libnftables.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
 

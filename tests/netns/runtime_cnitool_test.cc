@@ -11,9 +11,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/hash.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
+#include "cni/base/hash.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
 #include "support/netns_fixture.h"
 #include "support/run.h"
 

@@ -9,11 +9,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
-#include "cni/runtime.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
+#include "cni/protocol/version.h"
+#include "cni/runtime/runtime.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"

@@ -20,12 +20,12 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/fs.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
+#include "cni/base/fs.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
 #include "cni/net/netns.h"
-#include "cni/types.h"
-#include "cni/version.h"
+#include "cni/protocol/types.h"
+#include "cni/protocol/version.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"

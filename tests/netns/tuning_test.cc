@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"

@@ -10,8 +10,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "cni/json.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
+#include "cni/base/json.h"
 #include "support/cni_call.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"

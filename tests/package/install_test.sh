@@ -75,7 +75,7 @@ done
 
 step "--prefix relocates the SDK"
 cmake --install "$build" --prefix "$scratch/prefix2" --component sdk >/dev/null
-[[ -f $scratch/prefix2/${includedir#$prefix/}/cni/skel.h && -f $scratch/prefix2/${libdir#$prefix/}/libcnisdk.a ]] ||
+[[ -f $scratch/prefix2/${includedir#$prefix/}/cni/protocol/skel.h && -f $scratch/prefix2/${libdir#$prefix/}/libcnisdk.a ]] ||
   fail "--prefix: SDK not under $scratch/prefix2"
 
 example=$src/sdk/examples/route-plugin

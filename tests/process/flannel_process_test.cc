@@ -11,11 +11,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/json.h"
-#include "cni/version.h"
+#include "../unit/runtime_fake_plugins.h"
+#include "cni/base/json.h"
+#include "cni/protocol/version.h"
 #include "support/cni_call.h"
 #include "support/run.h"
-#include "../unit/runtime_fake_plugins.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 // different error), as one JSON error document on stdout.
 #include <catch2/catch.hpp>
 
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "support/run.h"
 
 namespace {

@@ -5,9 +5,9 @@
 
 #include <fstream>
 
-#include "cni/error.h"
-#include "cni/invoke.h"
-#include "cni/skel.h"
+#include "cni/base/error.h"
+#include "cni/protocol/invoke.h"
+#include "cni/protocol/skel.h"
 #include "support/run.h"
 
 namespace {

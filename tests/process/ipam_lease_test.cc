@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "absl/strings/match.h"
-#include "cni/error.h"
-#include "cni/ipam_lease.h"
-#include "cni/skel.h"
+#include "cni/base/error.h"
+#include "cni/plugin/ipam_lease.h"
+#include "cni/protocol/skel.h"
 #include "support/run.h"
 
 namespace {

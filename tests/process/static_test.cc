@@ -2,7 +2,7 @@
 // configuration on stdin, result or error on stdout, exit status.
 #include <catch2/catch.hpp>
 
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 #include "support/run.h"
 
 namespace {

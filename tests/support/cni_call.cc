@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cni/net/ip.h"
-#include "cni/version.h"
+#include "cni/base/ip.h"
+#include "cni/protocol/version.h"
 
 namespace cni::test {
 

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
-#include "cni/types.h"
+#include "cni/base/json.h"
+#include "cni/protocol/types.h"
 #include "support/run.h"
 
 namespace cni::test {
@@ -50,7 +50,7 @@ void MustSucceed(const RunResult& r, absl::string_view what = {});
 // MustSucceed, then REQUIREs stdout to parse as a CNI result, and returns it.
 cni::Result MustResult(const RunResult& r);
 
-// REQUIREs a runtime library call (cni/runtime.h) to have succeeded with a
+// REQUIREs a runtime library call (cni/runtime/runtime.h) to have succeeded with a
 // document that parses as a CNI result, and returns it.
 cni::Result MustResult(const absl::StatusOr<Json>& j);
 

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "absl/status/statusor.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace cni::test {
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::test {
 namespace {

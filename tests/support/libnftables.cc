@@ -6,7 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "cni/fw/nft.h"
 
 // The soname is read from the development library at configure time

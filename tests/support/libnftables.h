@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 #include "cni/net/netlink.h"
 
 namespace cni::test {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "support/run.h"
 
 namespace cni::test {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
-#include "cni/types.h"
+#include "cni/base/json.h"
+#include "cni/protocol/types.h"
 #include "support/netns_fixture.h"
 
 namespace cni::test {

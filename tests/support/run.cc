@@ -6,7 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "cni/exec.h"
+#include "cni/base/exec.h"
 
 namespace cni::test {
 

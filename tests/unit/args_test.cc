@@ -1,8 +1,8 @@
 // CNI_ARGS parsing: pairs, IgnoreUnknown, errors, and args.cni precedence input.
 #include <catch2/catch.hpp>
 
-#include "cni/args.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/protocol/args.h"
 
 using cni::CniArgs;
 

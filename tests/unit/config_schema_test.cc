@@ -1,11 +1,11 @@
-// cni/config_schema.h: keys declared as data, one parser, uniform messages.
+// cni/plugin/config_schema.h: keys declared as data, one parser, uniform messages.
 #include <catch2/catch.hpp>
 
 #include <fstream>
 #include <sstream>
 
-#include "cni/config_schema.h"
-#include "cni/plugin_keys.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 
 namespace {
 
@@ -118,7 +118,7 @@ TEST_CASE("config schema: the header's example is a real table", "[unit][config]
     text << in.rdbuf();
     return text.str();
   };
-  const std::string header = read("sdk/include/cni/config_schema.h");
+  const std::string header = read("sdk/include/cni/plugin/config_schema.h");
   const std::string ptp = read("plugins/ptp/config.cc");
   REQUIRE_FALSE(ptp.empty());
   std::vector<std::string> example;

@@ -2,9 +2,9 @@
 // check that the result can be printed at the configuration's version).
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/types.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/protocol/types.h"
+#include "cni/protocol/version.h"
 
 TEST_CASE("JoinErrors keeps every message and the first failure's code", "[unit][error]") {
   CHECK(cni::JoinErrors({}).ok());

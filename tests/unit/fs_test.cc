@@ -1,4 +1,4 @@
-// cni/fs.h: bounded reads of configured files, the atomic writer, mkdir -p.
+// cni/base/fs.h: bounded reads of configured files, the atomic writer, mkdir -p.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cni/error.h"
-#include "cni/fs.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
 #include "support/run.h"
 
 namespace {

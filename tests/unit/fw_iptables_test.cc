@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/nft.h"
 #include "support/libnftables.h"

@@ -5,13 +5,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
 #include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
 #include "cni/fw/names.h"
 #include "cni/fw/protocols.h"
 #include "cni/fw/validate.h"
-#include "cni/hash.h"
 
 TEST_CASE("fw: chain names are upstream's CNI-<prefix><sha512> cut to 28", "[fw]") {
   std::string c = cni::fw::ChainName("mynet", "ctr1");

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/hash.h"
+#include "cni/base/hash.h"
 
 TEST_CASE("sha512: NIST vectors", "[hash]") {
   CHECK(cni::Sha512Hex("") ==

@@ -2,8 +2,8 @@
 // command but DEL, whose success lets a runtime finish after the refused ADD.
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/invoke.h"
+#include "cni/base/error.h"
+#include "cni/protocol/invoke.h"
 #include "support/run.h"
 
 TEST_CASE("invoke: a type no plugin can have is refused, and its DEL has nothing to undo", "[unit][invoke]") {

@@ -1,11 +1,11 @@
-// IP addresses, prefixes and MAC addresses (cni/net/ip.h).
+// IP addresses, prefixes and MAC addresses (cni/base/ip.h).
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
-#include "cni/error.h"
-#include "cni/net/ip.h"
+#include "cni/base/error.h"
+#include "cni/base/ip.h"
 
 namespace cni::net {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cni/error.h"
-#include "cni/json.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
 
 namespace cni {
 namespace {

@@ -16,7 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"

@@ -1,9 +1,9 @@
-// cni/plugin_keys.h: the keys bridge, ptp and macvlan share, with upstream's
+// cni/plugin/plugin_keys.h: the keys bridge, ptp and macvlan share, with upstream's
 // semantics and the right error codes.
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/plugin_keys.h"
+#include "cni/base/error.h"
+#include "cni/plugin/plugin_keys.h"
 
 namespace {
 

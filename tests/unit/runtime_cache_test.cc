@@ -8,8 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/escaping.h"
-#include "cni/error.h"
-#include "cni/runtime.h"
+#include "cni/base/error.h"
+#include "cni/runtime/runtime.h"
 #include "runtime_fake_plugins.h"
 
 namespace {

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/runtime.h"
+#include "cni/base/error.h"
+#include "cni/runtime/runtime.h"
 #include "runtime_fake_plugins.h"
 
 namespace {

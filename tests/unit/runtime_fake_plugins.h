@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cni/json.h"
-#include "cni/runtime.h"
+#include "cni/base/json.h"
+#include "cni/runtime/runtime.h"
 #include "support/run.h"
 
 namespace cni::test {

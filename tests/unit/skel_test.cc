@@ -3,9 +3,9 @@
 
 #include <sstream>
 
-#include "cni/error.h"
-#include "cni/skel.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/version.h"
 #include "support/run.h"
 
 namespace {

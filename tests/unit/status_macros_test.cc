@@ -3,8 +3,8 @@
 
 #include <cerrno>
 
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "cni/error.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/protocol/types.h"
 
 namespace cni {
 namespace {

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "cni/error.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/protocol/version.h"
 
 namespace cni {
 namespace {

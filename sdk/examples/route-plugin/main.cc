@@ -1,5 +1,5 @@
 // The whole process side of a plugin: hand the command table to skel.
-#include "cni/skel.h"
+#include "cni/protocol/skel.h"
 #include "route_example.h"
 
 int main() {

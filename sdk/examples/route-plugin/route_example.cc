@@ -4,15 +4,15 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "cni/config_schema.h"
-#include "cni/error.h"
-#include "cni/json.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/protocol/version.h"
 
 namespace route_example {
 namespace {

@@ -17,9 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/ip.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 
 namespace route_example {
 

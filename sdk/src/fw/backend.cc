@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 
 namespace cni::fw {
 

@@ -10,9 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/exec.h"
 #include "cni/fw/nft.h"
-#include "cni/exec.h"
 
 namespace cni::fw {
 namespace {

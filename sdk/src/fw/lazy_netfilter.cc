@@ -1,5 +1,5 @@
+#include "cni/base/status_macros.h"
 #include "cni/fw/nft.h"
-#include "cni/status_macros.h"
 
 namespace cni::fw {
 

@@ -1,7 +1,7 @@
 #include "cni/fw/names.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/hash.h"
+#include "cni/base/hash.h"
 
 namespace cni::fw {
 namespace {

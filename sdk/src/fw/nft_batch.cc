@@ -1,6 +1,6 @@
 // NftRuleSpec / NftBatch: building commands and rendering them as nft text.
 // The netlink encoding is in nft_encode.cc, the transaction in nft_commit.cc.
-#include "cni/quoted.h"
+#include "cni/base/quoted.h"
 #include "cni/fw/nft_batch.h"
 
 #include <algorithm>
@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "cni/error.h"
-#include "cni/exec.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/exec.h"
+#include "cni/base/status_macros.h"
 #include "nft_commit.h"
 
 namespace cni::fw {

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/netlink.h"
-#include "cni/status_macros.h"
 #include "nft_dump.h"
 #include "nft_encode.h"
 

@@ -24,9 +24,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/netlink.h"
-#include "cni/status_macros.h"
 
 namespace cni::fw::internal {
 namespace {

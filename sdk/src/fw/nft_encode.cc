@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "cni/fw/protocols.h"
 
 namespace cni::fw::internal {

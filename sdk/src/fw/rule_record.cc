@@ -6,11 +6,11 @@
 #include <system_error>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
-#include "cni/fs.h"
+#include "absl/strings/strip.h"
+#include "cni/base/fs.h"
+#include "cni/base/json.h"
 #include "cni/fw/nft_batch.h"
-#include "cni/json.h"
 #include "cni/net/netns.h"
 
 namespace cni::fw {

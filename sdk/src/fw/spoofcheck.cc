@@ -1,11 +1,11 @@
 #include "cni/fw/spoofcheck.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/fw/validate.h"
-#include "cni/status_macros.h"
 
 namespace cni::fw {
 namespace {

@@ -1,7 +1,7 @@
 #include "cni/fw/validate.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 
 namespace cni::fw {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 

@@ -17,9 +17,9 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "nl_request.h"
 
 namespace cni::net {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/sysctl.h"
-#include "cni/status_macros.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 

@@ -4,8 +4,8 @@
 #include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 #include "link_on_master.h"
 
 namespace cni::net {

@@ -14,10 +14,10 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/hash.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "link_on_master.h"
 #include "nl_request.h"
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "nl_request.h"
 
 namespace cni::net::internal {

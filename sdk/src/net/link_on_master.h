@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 

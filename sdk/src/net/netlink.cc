@@ -12,8 +12,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::net {
 

@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/fs.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
 
 namespace cni::net {
 namespace {

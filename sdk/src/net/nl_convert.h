@@ -9,7 +9,7 @@
 #include <cstring>
 #include <optional>
 
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 
 namespace cni::net::internal {
 

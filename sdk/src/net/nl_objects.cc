@@ -5,8 +5,8 @@
 #include <netlink/cache.h>
 #include <netlink/errno.h>
 
+#include "cni/base/status_macros.h"
 #include "cni/net/netlink.h"
-#include "cni/status_macros.h"
 
 namespace cni::net {
 

@@ -17,7 +17,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "nl_request.h"
 
 namespace cni::net {

@@ -7,7 +7,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
-#include "cni/status_macros.h"
+#include "cni/base/status_macros.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::net {
 namespace {

@@ -9,10 +9,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/fs.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/quoted.h"
 #include "cni/net/netlink.h"
-#include "cni/quoted.h"
 
 namespace cni::net {
 

@@ -8,10 +8,10 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/sysctl.h"
-#include "cni/status_macros.h"
 
 namespace cni::net {
 namespace {

@@ -4,9 +4,9 @@
 #include <netlink/attr.h>
 
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
-#include "cni/quoted.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
 #include "link_on_master.h"
 
 namespace cni::net {

@@ -13,9 +13,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/status_macros.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
 
 namespace cni::runtime {
 namespace {

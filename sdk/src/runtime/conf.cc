@@ -9,10 +9,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/version.h"
 #include "cni/runtime/cache.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
 
 namespace cni::runtime {
 namespace {

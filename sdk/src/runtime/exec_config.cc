@@ -1,5 +1,5 @@
 // Spec section 3, "Deriving execution configuration from plugin configuration".
-#include "cni/runtime.h"
+#include "cni/runtime/runtime.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -1,6 +1,6 @@
 // Executing network configuration lists: spec section 3 and the 1.1.0 verbs,
 // with libcni's behaviour where the spec leaves room (libcni/api.go).
-#include "cni/runtime.h"
+#include "cni/runtime/runtime.h"
 
 #include <unistd.h>
 
@@ -13,12 +13,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/invoke.h"
-#include "cni/skel.h"
-#include "cni/status_macros.h"
-#include "cni/version.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/invoke.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/version.h"
 
 extern char** environ;
 

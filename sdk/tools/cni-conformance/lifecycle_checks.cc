@@ -3,7 +3,7 @@
 // namespace is gone, chaining, GC, STATUS, and nothing left behind.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 #include "runner.h"
 #include "schema.h"
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <map>
 
-#include "cni/fs.h"
+#include "cni/base/fs.h"
 #include "options.h"
 #include "runner.h"
 #include "sandbox.h"

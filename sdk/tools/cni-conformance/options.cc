@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace conformance {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cni/exec.h"
+#include "cni/base/exec.h"
 
 extern char** environ;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace conformance {
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 #include "runner.h"
 
 namespace conformance {

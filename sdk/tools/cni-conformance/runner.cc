@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
-#include "cni/version.h"
+#include "cni/protocol/version.h"
 
 namespace conformance {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cni/json.h"
-#include "cni/runtime.h"
+#include "cni/base/json.h"
+#include "cni/runtime/runtime.h"
 #include "plugin_call.h"
 #include "report.h"
 #include "sandbox.h"

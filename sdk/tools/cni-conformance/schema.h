@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace conformance {
 

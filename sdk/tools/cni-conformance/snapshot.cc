@@ -6,14 +6,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cni/exec.h"
+#include "cni/base/exec.h"
+#include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/rule.h"
-#include "cni/status_macros.h"
 
 namespace conformance {
 namespace {

@@ -1,7 +1,7 @@
 #include "subject.h"
 
 #include "absl/strings/str_cat.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace conformance {
 namespace {

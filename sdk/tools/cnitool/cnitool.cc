@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "cni/error.h"
-#include "cni/hash.h"
-#include "cni/runtime.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
+#include "cni/runtime/runtime.h"
 
 namespace cnitool {
 namespace {

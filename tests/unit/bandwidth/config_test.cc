@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "bandwidth.h"
-#include "cni/error.h"
-#include "cni/hash.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/base/hash.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "bridge.h"
-#include "cni/error.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 
 namespace {

@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "packet6.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/time/time.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "daemon.h"
 #include "lease.h"
 #include "packet.h"

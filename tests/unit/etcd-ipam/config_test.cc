@@ -6,9 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/json.h"
-#include "cni/skel.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
+#include "cni/protocol/skel.h"
 #include "config.h"
 #include "etcd_client.h"
 #include "etcd_ipam.h"

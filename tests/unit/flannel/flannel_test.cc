@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "cni/error.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "flannel.h"
 #include "subnet_env.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "support/run.h"
 
 namespace fs = std::filesystem;

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
 #include "cni/net/macvlan.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "support/config_parse.h"
 

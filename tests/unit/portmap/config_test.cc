@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/error.h"
+#include "cni/base/error.h"
+#include "cni/base/json.h"
 #include "cni/fw/names.h"
-#include "cni/json.h"
 #include "config.h"
 #include "portmap.h"
 

@@ -8,9 +8,9 @@
 #include "absl/strings/match.h"
 
 #include "backup.h"
-#include "cni/error.h"
-#include "cni/fs.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/base/fs.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "support/run.h"
 #include "tuning.h"

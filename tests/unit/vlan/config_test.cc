@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "cni/error.h"
-#include "cni/skel.h"
-#include "cni/types.h"
+#include "cni/base/error.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
 #include "config.h"
 #include "support/config_parse.h"
 

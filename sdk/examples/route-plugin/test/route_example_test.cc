@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "cni/exec.h"
-#include "cni/json.h"
+#include "cni/base/exec.h"
+#include "cni/base/json.h"
 
 namespace {
 

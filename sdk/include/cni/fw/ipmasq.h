@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cni/base/attachment.h"
+#include "cni/base/ip.h"
 #include "cni/fw/backend.h"
-#include "cni/net/ip.h"
 #include "cni/net/netlink.h"
-#include "cni/types.h"
 
 namespace cni::fw {
 

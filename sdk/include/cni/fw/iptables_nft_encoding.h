@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "cni/base/ip.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/fw/protocols.h"
-#include "cni/net/ip.h"
 
 namespace cni::fw::iptables_nft {
 

@@ -21,9 +21,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "cni/base/ip.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/protocols.h"
-#include "cni/net/ip.h"
 
 namespace cni::fw {
 

@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/netlink.h"
 
 namespace cni::net {

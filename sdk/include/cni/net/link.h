@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 

@@ -7,17 +7,23 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/net/ip.h"
+#include "cni/base/ip.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-#include "cni/types.h"
 
 namespace cni::net {
 
+// One end of a veth pair, as a result lists it.
+struct VethEnd {
+  std::string name;     // the link's name in its namespace
+  std::string mac;      // its hardware address ("0a:58:...")
+  std::string sandbox;  // the container's netns path; empty for the host end
+};
+
 // The pair SetupVeth made: both ends, as they go into a Result.
 struct VethPair {
-  Interface host;        // name, mac (sandbox empty)
-  Interface container;   // name, mac, sandbox = container netns path
+  VethEnd host;          // name, mac (sandbox empty)
+  VethEnd container;     // name, mac, sandbox = container netns path
   int host_index = 0;    // in the host namespace
   int container_index = 0;  // in the container namespace
 };

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::runtime {
 

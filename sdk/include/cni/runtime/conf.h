@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cni/json.h"
+#include "cni/base/json.h"
 
 namespace cni::runtime {
 

@@ -1,0 +1,81 @@
+#include "cni/plugin/check.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "cni/base/quoted.h"
+#include "cni/base/status_macros.h"
+#include "cni/net/addr.h"
+#include "cni/net/route.h"
+
+namespace cni::net {
+
+absl::StatusOr<size_t> FindPrevInterface(const Result& prev, absl::string_view ifname,
+                                         absl::string_view netns) {
+  std::optional<size_t> index;
+  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
+    const Interface& itf = prev.interfaces[i];
+    if (itf.name == ifname && itf.sandbox == netns) index = i;
+  }
+  if (index) return *index;
+  return absl::FailedPreconditionError(absl::StrCat("prevResult has no interface ", Quoted(ifname),
+                                                    " with sandbox ", Quoted(netns)));
+}
+
+absl::Status CheckInterfaceAddresses(NetlinkSocket& sock, const LinkInfo& link, const Result& prev,
+                                     size_t index) {
+  ASSIGN_OR_RETURN(std::vector<AddressInfo> addrs, ListAddresses(sock, link.index));
+  for (const IpConfig& ip : prev.ips) {
+    if (ip.interface && *ip.interface != static_cast<int>(index)) continue;
+    bool found = false;
+    for (const AddressInfo& a : addrs) found = found || a.prefix == ip.address;
+    if (!found) {
+      return absl::FailedPreconditionError(absl::StrCat("address ", ip.address.ToString(),
+                                                        " is missing on container interface ",
+                                                        Quoted(link.name)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRoutes(NetlinkSocket& sock, const Result& prev) {
+  ASSIGN_OR_RETURN(std::vector<RouteSpec> table, ListRoutes(sock));
+  for (const Route& r : prev.routes) {
+    bool found = false;
+    for (const RouteSpec& have : table) {
+      found = found || (have.dst.Network() == r.dst.Network() && HasPath(have, r.gw));
+    }
+    if (!found) {
+      std::string text = r.dst.Network().ToString();
+      if (r.gw) absl::StrAppend(&text, " via ", r.gw->ToString());
+      return absl::FailedPreconditionError(
+          absl::StrCat("route ", text, " is missing in the container"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LinkInfo> CheckPrevLink(NetlinkSocket& sock, const Interface& want,
+                                       absl::string_view kind) {
+  absl::StatusOr<LinkInfo> link = LinkByName(sock, want.name);
+  if (absl::IsNotFound(link.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("container interface ", Quoted(want.name), " not found"));
+  }
+  RETURN_IF_ERROR(link);
+  if (!kind.empty() && link->kind != kind) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("container interface ", Quoted(want.name), " is not a ", kind));
+  }
+  if (!want.mac.empty() && absl::AsciiStrToLower(want.mac) != link->mac.ToString()) {
+    return absl::FailedPreconditionError(absl::StrCat("container interface ", Quoted(want.name),
+                                                      " has MAC ", link->mac.ToString(),
+                                                      ", prevResult says ", want.mac));
+  }
+  return *link;
+}
+
+}  // namespace cni::net

@@ -1,0 +1,74 @@
+#include "cni/plugin/plugin_keys.h"
+
+#include "absl/strings/str_cat.h"
+#include "cni/base/error.h"
+#include "cni/base/status_macros.h"
+#include "cni/protocol/args.h"
+#include "cni/protocol/skel.h"
+
+namespace cni {
+namespace {
+
+constexpr int kVethMinMtu = 68;
+constexpr int kVethMaxMtu = 65535;  // ETH_MAX_MTU, also the bound of a link on a master
+
+absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
+}
+
+}  // namespace
+
+absl::StatusOr<int> ParseVethMtuKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
+  if (!mtu || *mtu == 0) return 0;
+  if (*mtu < kVethMinMtu || *mtu > kVethMaxMtu) {
+    return Invalid(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
+                                        ", or 0 for the default)"));
+  }
+  return static_cast<int>(*mtu);
+}
+
+absl::StatusOr<std::string> ParseMasterKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> master, key.AsString());
+  if (!master || master->empty()) return std::string();
+  if (absl::Status st = ValidateInterfaceName(*master); !st.ok()) {
+    return Invalid(plugin, absl::StrCat("master \"", *master, "\": ", st.message()));
+  }
+  return *master;
+}
+
+absl::StatusOr<int> ParseSublinkMtuKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
+  if (!mtu) return 0;
+  if (*mtu < 0 || *mtu > kVethMaxMtu) return Invalid(plugin, absl::StrCat("invalid MTU ", *mtu));
+  return static_cast<int>(*mtu);
+}
+
+absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<std::string> backend, key.AsString());
+  if (!backend || backend->empty()) return std::string();
+  if (*backend != "iptables" && *backend != "nftables") {
+    return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
+  }
+  return *backend;
+}
+
+absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& args,
+                                                              absl::string_view plugin) {
+  std::optional<std::string> text;
+  ASSIGN_OR_RETURN(std::optional<std::string> key, GetString(args.conf.raw, "mac"));
+  if (key && !key->empty()) text = *key;
+  if (!args.args.empty()) {
+    ASSIGN_OR_RETURN(CniArgs env, CniArgs::Parse(args.args, {"MAC", "IP"}));
+    if (std::optional<std::string> v = env.Mac(); v && !v->empty()) text = *v;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> runtime, GetString(args.conf.runtime_config, "mac"));
+  if (runtime && !runtime->empty()) text = *runtime;
+  if (!text) return std::nullopt;
+  ASSIGN_OR_RETURN(net::MacAddress mac, net::MacAddress::Parse(*text), plugin, ": mac");
+  return mac;
+}
+
+std::vector<std::string> MacKeyNames() { return {"mac", "runtimeConfig.mac"}; }
+
+}  // namespace cni
