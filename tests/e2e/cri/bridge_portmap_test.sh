@@ -8,27 +8,7 @@
 source "$(dirname "$0")/cri_lib.sh"
 e2e_main "$@"
 
-cat >$NETD/10-k8s.conflist <<'EOF'
-{
-  "cniVersion": "1.0.0",
-  "name": "k8s-pod-network",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{"subnet": "10.244.0.0/24"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
-      }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
+write_k8s_conflist
 step "start the node"
 cri_start
 echo "runtime: $(cri version)"

@@ -100,6 +100,36 @@ cri_image() {
   tar -C $img -cf $W/image.tar .
 }
 
+# Writes the usual Kubernetes list into $NETD/10-k8s.conflist, as kubeadm's
+# and containerd's examples have it: bridge cni0 (gateway, masquerade,
+# hairpin) with host-local over 10.244.0.0/24, then portmap. Each argument
+# adds a range set (another family: dual stack).
+write_k8s_conflist() {
+  local ranges='[{"subnet": "10.244.0.0/24"}]' subnet
+  for subnet in "$@"; do ranges+=", [{\"subnet\": \"$subnet\"}]"; done
+  cat >"$NETD/10-k8s.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "k8s-pod-network",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [$ranges],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
 # Starts the node's containerd (again, after cri_stop_containerd) and waits
 # until its CRI plugin says the runtime and the network are ready (a
 # configuration list in $NETD). The first start imports the sandbox image.
