@@ -86,13 +86,22 @@ Json Merged(Json base, const Json& broken) {
 // packet-filter rules, links, policy rules, the container's link settings
 // and its routes outside the main table (sbr moves the main table's routes
 // to its own table, and its DEL, as upstream's, does not move them back).
+// `ip -d link` without what a link's carrier changes on its own (its flags
+// and operational state follow the peer: tuning's MTU change blinks them).
+std::string LinkSettings(const NetnsFixture& fx, const std::string& netns) {
+  std::string out = fx.Exec(netns, {"ip", "-d", "link"}).out;
+  for (size_t at; (at = out.find('<')) != std::string::npos;) out.erase(at, out.find('>', at) + 1 - at);
+  for (size_t at; (at = out.find(" state ")) != std::string::npos;) out.erase(at, out.find(' ', at + 7) - at);
+  return out;
+}
+
 std::string State(const NetnsFixture& fx, const std::string& netns) {
   std::string routes;
   for (absl::string_view line : absl::StrSplit(fx.Exec(netns, {"ip", "route", "show", "table", "all"}).out, '\n')) {
     if (absl::StrContains(line, " table ")) absl::StrAppend(&routes, line, "\n");
   }
-  return absl::StrCat(fx.Exec("", {"nft", "list", "ruleset"}).out, "\n", fx.Exec("", {"ip", "-d", "link"}).out, "\n",
-                      fx.Exec(netns, {"ip", "rule"}).out, "\n", fx.Exec(netns, {"ip", "-d", "link"}).out, "\n", routes);
+  return absl::StrCat(fx.Exec("", {"nft", "list", "ruleset"}).out, "\n", LinkSettings(fx, ""), "\n",
+                      fx.Exec(netns, {"ip", "rule"}).out, "\n", LinkSettings(fx, netns), "\n", routes);
 }
 
 }  // namespace
