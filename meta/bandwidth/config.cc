@@ -70,6 +70,13 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
+absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
+  TeardownConfig c;
+  c.name = args.conf.name;
+  c.prev_result = ParsePrevResult(args.conf);
+  return c;
+}
+
 net::TbfParams TbfFor(uint64_t rate_bits, uint64_t burst_bits, double ticks_per_usec) {
   constexpr double kUsecPerSec = 1000000.0;
   constexpr double kLatencyUsec = kUsecPerSec * (25 / 1000.0);  // upstream's 25 ms

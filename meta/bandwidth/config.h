@@ -44,6 +44,14 @@ struct Config {
   static std::vector<std::string> KeyNames();
 };
 
+// The configuration DEL and GC read: the network's name and prevResult
+// (when it parses), never the limits, so that an ADD refused for a bad rate
+// or burst leaves a DEL that succeeds, and limits broken since ADD still let
+// DEL remove the ifb device and the qdiscs.
+struct TeardownConfig : Config {
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+};
+
 // The TBF numbers upstream computes for a rate (bit/s) and burst (bit): rate
 // and burst in bytes, buffer = burst's transmit time in ticks, limit = 25 ms
 // of traffic plus the burst. Same integer truncations as upstream.

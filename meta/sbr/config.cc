@@ -23,6 +23,11 @@ const config::Schema<Keys> kKeys = {
     config::Bool("addSourceHints", &Keys::add_source_hints),
 };
 
+// The keys DEL reads (see TeardownConfig).
+const config::Schema<Keys> kTeardownKeys = {
+    config::Integer("table", &Keys::table, {1, UINT32_MAX}),
+};
+
 absl::Status Invalid(absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("sbr: ", msg));
 }
@@ -48,6 +53,15 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
     }
     slot = *ip;
   }
+  c.prev_result = ParsePrevResult(args.conf);
+  return c;
+}
+
+absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
+  Keys keys;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "sbr", keys));
+  TeardownConfig c;
+  if (keys.table) c.table = static_cast<uint32_t>(*keys.table);
   c.prev_result = ParsePrevResult(args.conf);
   return c;
 }

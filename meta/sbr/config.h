@@ -45,6 +45,14 @@ struct Config {
   static std::vector<std::string> KeyNames();
 };
 
+// The configuration DEL reads: "table" (which rules are the attachment's)
+// and prevResult (when it parses), not "gateways" or "addSourceHints", so
+// that an ADD refused for a bad gateway leaves a DEL that succeeds, and a
+// gateway broken since ADD still lets DEL remove the rules and routes.
+struct TeardownConfig : Config {
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+};
+
 // The addresses of prevResult that belong to `ifname`, as upstream picks
 // them: those with no interface index, an index out of range, or the index of
 // an interface called `ifname`.

@@ -313,6 +313,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 
 // Chained and stateless: nothing to collect (GC), nothing to report beyond a
 // valid configuration (STATUS), as upstream.
-PluginFuncs Funcs() { return Typed<Config>({.add = Add, .del = Del, .check = Check}); }
+// DEL reads only what the teardown needs (TeardownConfig).
+PluginFuncs Funcs() { return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check}, {.del = Del}); }
 
 }  // namespace cni::sbr

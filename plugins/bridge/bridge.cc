@@ -486,7 +486,9 @@ absl::Status Status(const CmdArgs& args, const Config& config) {
 }
 
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+  // DEL and GC read only what the teardown needs (TeardownConfig).
+  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check, .status = Status},
+                                                   {.del = Del, .gc = Gc});
 }
 
 }  // namespace cni::bridge

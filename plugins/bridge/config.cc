@@ -92,6 +92,12 @@ const config::Schema<Config> kKeys = {
     config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
+// The keys DEL and GC read (see TeardownConfig).
+const config::Schema<Config> kTeardownKeys = {
+    config::Bool("ipMasq", &Config::ip_masq),
+    config::Bool("macspoofchk", &Config::macspoofchk),
+};
+
 // The rules between keys (upstream's wording where it has one).
 absl::Status ValidateCombination(const Config& c) {
   RETURN_IF_ERROR(RequireInterfaceName("bridge name", c.bridge));
@@ -145,6 +151,13 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   c.ipam_type = args.conf.ipam_type;
   RETURN_IF_ERROR(ValidateCombination(c));
   ASSIGN_OR_RETURN(c.mac, ParseMac(args));
+  return c;
+}
+
+absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
+  TeardownConfig c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "bridge", static_cast<Config&>(c)));
+  c.ipam_type = args.conf.ipam_type;
   return c;
 }
 

@@ -58,6 +58,16 @@ struct Config {
   static std::vector<std::string> KeyNames();
 };
 
+// The configuration DEL and GC read: only what the teardown needs (the
+// network name and CNI_IFNAME/NETNS come from args; here "ipMasq",
+// "macspoofchk" and the IPAM type), so that an ADD refused for another key
+// ("bridge": "../x", "mtu": "x", ...) leaves a DEL that succeeds, and a
+// configuration broken since ADD still removes the attachment. A wrong JSON
+// type of a key it reads is still code 6. The other fields keep defaults.
+struct TeardownConfig : Config {
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+};
+
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
 // accepts for a veth (unicast, not all zeros), and with ipMasq a usable
 // ipMasqBackend (cni/fw). DEL does not call this, so a container that

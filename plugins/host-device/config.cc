@@ -51,7 +51,19 @@ const config::Schema<Config> kKeys = {
     config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
+// The keys DEL and GC read (see TeardownConfig).
+const config::Schema<Config> kTeardownKeys = {
+    config::String("device", &Config::device),
+};
+
 }  // namespace
+
+absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
+  TeardownConfig c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "host-device", static_cast<Config&>(c)));
+  c.ipam_type = args.conf.ipam_type;
+  return c;
+}
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;

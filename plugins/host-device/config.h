@@ -35,4 +35,14 @@ struct Config {
   static std::vector<std::string> KeyNames();
 };
 
+// The configuration DEL and GC read: "device" (the name to give a device
+// back under, when it has no alias) and the IPAM type. The other selectors
+// find a device in the host, which only ADD does, so a bad "hwaddr" or
+// "kernelpath" (or none of the keys) refuses ADD and leaves a DEL that
+// succeeds, and a configuration broken since ADD still gives the device
+// back. A wrong JSON type of "device" is code 6.
+struct TeardownConfig : Config {
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+};
+
 }  // namespace cni::host_device

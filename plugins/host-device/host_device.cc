@@ -327,11 +327,10 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 }
 
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add,
-                        .del = Del,
-                        .check = Check,
-                        .gc = ForwardGcToIpam<Config>,
-                        .status = ForwardStatusToIpam<Config>});
+  // DEL and GC read only what the teardown needs (TeardownConfig).
+  return TypedWithTeardown<Config, TeardownConfig>(
+      {.add = Add, .check = Check, .status = ForwardStatusToIpam<Config>},
+      {.del = Del, .gc = ForwardGcToIpam<TeardownConfig>});
 }
 
 }  // namespace cni::host_device

@@ -16,7 +16,19 @@ const config::Schema<Config> kKeys = {
     config::Custom("dns", &Config::dns, Dns::FromConfig),
 };
 
+// The keys DEL and GC read (see TeardownConfig).
+const config::Schema<Config> kTeardownKeys = {
+    config::Bool("ipMasq", &Config::ip_masq),
+};
+
 }  // namespace
+
+absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
+  TeardownConfig c;
+  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "ptp", static_cast<Config&>(c)));
+  c.ipam_type = args.conf.ipam_type;  // "" (refused by ADD): no IPAM to release
+  return c;
+}
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;

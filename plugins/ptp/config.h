@@ -32,6 +32,15 @@ struct Config {
   static std::vector<std::string> KeyNames();
 };
 
+// The configuration DEL and GC read: only what the teardown needs ("ipMasq"
+// and the IPAM type; the network name and CNI_IFNAME/NETNS come from args),
+// so that an ADD refused for another key ("mtu": "x", a bad ipMasqBackend,
+// no ipam) leaves a DEL that succeeds, and a configuration broken since ADD
+// still removes the attachment. A wrong JSON type of "ipMasq" is code 6.
+struct TeardownConfig : Config {
+  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
+};
+
 // What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
 // ipMasqBackend (cni/fw). DEL does not call this, so a container set up by
 // upstream's ptp can always be torn down.

@@ -214,7 +214,8 @@ absl::Status Del(const CmdArgs& args, const Config& config) {
   std::vector<absl::Status> failures;
   // IPAM first and unconditionally: the address must be released even when
   // the namespace is already gone (or CNI_NETNS is empty).
-  if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
+  absl::Status ipam = config.ipam_type.empty() ? absl::OkStatus() : DelegateDel(config.ipam_type, args);
+  if (absl::Status st = ipam; !st.ok()) {
     // A failure a retry may get past keeps the pair for that retry, whose
     // IPAM DEL may need the interface (see IpamDelMayFinishOnRetry).
     if (IpamDelMayFinishOnRetry(st)) return Annotate(st, "ptp: releasing the IPAM address");
@@ -247,6 +248,7 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
       failures.push_back(Annotate(st, "ptp"));
     }
   }
+  if (config.ipam_type.empty()) return JoinErrors(failures);
   if (absl::Status st = DelegateGc(config.ipam_type, args); !st.ok()) failures.push_back(st);
   return JoinErrors(failures);
 }
@@ -257,7 +259,9 @@ absl::Status Status(const CmdArgs& args, const Config& config) {
 }
 
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});
+  // DEL and GC read only what the teardown needs (TeardownConfig).
+  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check, .status = Status},
+                                                   {.del = Del, .gc = Gc});
 }
 
 }  // namespace cni::ptp

@@ -151,7 +151,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   return result;
 }
 
-absl::Status Del(const CmdArgs& args, const Config& config) {
+absl::Status Del(const CmdArgs& args, const IpamTeardownConfig& config) {
   return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap", kTempPrefix);
 }
 
@@ -179,11 +179,10 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
 }
 
 PluginFuncs Funcs() {
-  return Typed<Config>({.add = Add,
-                        .del = Del,
-                        .check = Check,
-                        .gc = ForwardGcToIpam<Config>,
-                        .status = ForwardStatusToIpam<Config>});
+  // DEL and GC read only the IPAM type (IpamTeardownConfig).
+  return TypedWithTeardown<Config, IpamTeardownConfig>(
+      {.add = Add, .check = Check, .status = ForwardStatusToIpam<Config>},
+      {.del = Del, .gc = ForwardGcToIpam<IpamTeardownConfig>});
 }
 
 }  // namespace cni::tap

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/protocol/invoke.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 #include "config.h"
@@ -13,7 +14,7 @@
 namespace cni::tap {
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
+absl::Status Del(const CmdArgs& args, const IpamTeardownConfig& config);
 absl::Status Check(const CmdArgs& args, const Config& config);
 // The command table: skel parses Config once, then calls the handler.
 PluginFuncs Funcs();

@@ -144,20 +144,17 @@ absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl:
 
 // The command table of a plugin built on these steps: its own ADD and CHECK
 // (calling Add and Check above; its AddSpec::name_prefix is `name_prefix`);
-// DEL, GC and STATUS straight from `Config::ipam_type`.
+// STATUS from `Config::ipam_type`, DEL and GC from IpamTeardownConfig.
 template <typename Config>
 PluginFuncs Funcs(std::string plugin, std::string name_prefix,
                   std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,
                   std::function<absl::Status(const CmdArgs&, const Config&)> check) {
-  return Typed<Config>({
-      .add = std::move(add),
-      .del = [plugin, name_prefix](const CmdArgs& args, const Config& c) {
-        return Del(args, c.ipam_type, plugin, name_prefix);
-      },
-      .check = std::move(check),
-      .gc = ForwardGcToIpam<Config>,
-      .status = ForwardStatusToIpam<Config>,
-  });
+  return TypedWithTeardown<Config, IpamTeardownConfig>(
+      {.add = std::move(add), .check = std::move(check), .status = ForwardStatusToIpam<Config>},
+      {.del = [plugin, name_prefix](const CmdArgs& args, const IpamTeardownConfig& c) {
+         return Del(args, c.ipam_type, plugin, name_prefix);
+       },
+       .gc = ForwardGcToIpam<IpamTeardownConfig>});
 }
 
 }  // namespace cni::sublink

@@ -82,4 +82,17 @@ absl::Status ForwardStatusToIpam(const CmdArgs& args, const Config& config) {
   return config.ipam_type.empty() ? absl::OkStatus() : DelegateStatus(config.ipam_type, args);
 }
 
+// The teardown configuration of a plugin whose DEL and GC need only the IPAM
+// type (the link is found by CNI_IFNAME in CNI_NETNS): the `Teardown` of a
+// TypedWithTeardown table, so that an ADD refused for one of the plugin's
+// own keys ("mtu": "x", ...) leaves a DEL that succeeds, and a configuration
+// broken since ADD still removes the attachment.
+struct IpamTeardownConfig {
+  std::string ipam_type;  // "": no IPAM
+  // Judges nothing: skel has already parsed "ipam" (a bad one is its error).
+  static absl::StatusOr<IpamTeardownConfig> Parse(const CmdArgs& args) {
+    return IpamTeardownConfig{.ipam_type = args.conf.ipam_type};
+  }
+};
+
 }  // namespace cni
