@@ -79,12 +79,9 @@ void Runner::CheckAbout() {
 void Runner::CheckUnsupportedVersion() {
   // A well-formed version no plugin supports: code 1, naming what it supports.
   const std::string version = "99.0.0";
-  absl::StatusOr<std::string> ns = sandboxes_.Create();
-  if (!ns.ok()) {
-    report_.Add("container namespace for the protocol checks", Outcome::kFail, std::string(ns.status().message()));
-    return;
-  }
-  Attachment a{.version = version, .id = NextId(), .netns = *ns};
+  std::optional<Attachment> made = ProtocolAttachment(version);
+  if (!made) return;
+  const Attachment& a = *made;
   Answer ans = Run("ADD", a, ExecConfig(version, nullptr));
   std::vector<std::string> problems = ExpectError(ans, 1);
   if (problems.empty()) {
@@ -99,17 +96,23 @@ void Runner::CheckUnsupportedVersion() {
     }
   }
   report_.Expect("ADD with an unsupported cniVersion: code 1 with the supported list", problems, ans.message());
-  (void)sandboxes_.Remove(*ns);
+  (void)sandboxes_.Remove(a.netns);
+}
+
+std::optional<Runner::Attachment> Runner::ProtocolAttachment(const std::string& version) {
+  absl::StatusOr<std::string> ns = sandboxes_.Create();
+  if (!ns.ok()) {
+    report_.Add("container namespace for the protocol checks", Outcome::kFail, std::string(ns.status().message()));
+    return std::nullopt;
+  }
+  return Attachment{.version = version, .id = NextId(), .netns = *ns};
 }
 
 void Runner::CheckMissingEnvironment() {
   const std::string version = supported_.empty() ? std::string(cni::kCurrentVersion) : supported_.back();
-  absl::StatusOr<std::string> ns = sandboxes_.Create();
-  if (!ns.ok()) {
-    report_.Add("container namespace for the protocol checks", Outcome::kFail, std::string(ns.status().message()));
-    return;
-  }
-  Attachment a{.version = version, .id = NextId(), .netns = *ns};
+  std::optional<Attachment> made = ProtocolAttachment(version);
+  if (!made) return;
+  const Attachment& a = *made;
   const cni::Json conf = ExecConfig(version, nullptr);
   struct Case {
     const char* command;
@@ -137,17 +140,14 @@ void Runner::CheckMissingEnvironment() {
   Invocation call = For("CONFORMANCE", a, conf);
   Answer ans = Call(options_.plugin, call, options_.timeout);
   report_.Expect("unknown CNI_COMMAND: code 4", ExpectError(ans, 4), ans.message());
-  (void)sandboxes_.Remove(*ns);
+  (void)sandboxes_.Remove(a.netns);
 }
 
 void Runner::CheckMalformedConfig() {
   const std::string version = supported_.empty() ? std::string(cni::kCurrentVersion) : supported_.back();
-  absl::StatusOr<std::string> ns = sandboxes_.Create();
-  if (!ns.ok()) {
-    report_.Add("container namespace for the protocol checks", Outcome::kFail, std::string(ns.status().message()));
-    return;
-  }
-  Attachment a{.version = version, .id = NextId(), .netns = *ns};
+  std::optional<Attachment> made = ProtocolAttachment(version);
+  if (!made) return;
+  const Attachment& a = *made;
   std::string whole = cni::Dump(ExecConfig(version, nullptr));
   struct Case {
     const char* what;
@@ -165,7 +165,7 @@ void Runner::CheckMalformedConfig() {
                      ans.message());
     }
   }
-  (void)sandboxes_.Remove(*ns);
+  (void)sandboxes_.Remove(a.netns);
 }
 
 }  // namespace conformance

@@ -61,6 +61,9 @@ class Runner {
   void CheckUnsupportedVersion();
   void CheckMissingEnvironment();
   void CheckMalformedConfig();
+  // A fresh container namespace for one protocol check, at `version`; when
+  // none can be made, reports that as a failure and returns nullopt.
+  std::optional<Attachment> ProtocolAttachment(const std::string& version);
 
   // Lifecycle checks (lifecycle_checks.cc).
   void CheckLifecycle(const std::string& version, bool first);
