@@ -65,9 +65,9 @@ absl::Status NeedBridge(const Config& c) {
 
 }  // namespace
 
-std::string Owner::RecordPrefix(const std::string& network) { return HashWithPrefix(13, "", network) + "-"; }
+std::string Owner::IntentPrefix(const std::string& network) { return HashWithPrefix(13, "", network) + "-"; }
 
-std::string Owner::RecordKey() const { return absl::StrCat(RecordPrefix(network), container_id, "-", ifname); }
+std::string Owner::Key() const { return absl::StrCat(container_id, "-", ifname); }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args) {
   switch (kind) {

@@ -35,10 +35,12 @@ struct Owner {
   std::string container_id;
   std::string ifname;
 
-  // A file name for the attachment's record: "<network hash>-<id>-<ifname>".
-  std::string RecordKey() const;
-  // What every record key of `network` starts with.
-  static std::string RecordPrefix(const std::string& network);
+  // The attachment within its network, "<id>-<ifname>": its key in the
+  // network's records (cni/fw/rule_record.h).
+  std::string Key() const;
+  // What the key of every address intent (intents.h) of `network` starts
+  // with ("<network hash>-"); an attachment's is this + Key().
+  static std::string IntentPrefix(const std::string& network);
 };
 
 using fw::LazyNetfilter;  // the call's one netfilter socket (cni/fw/nft.h)

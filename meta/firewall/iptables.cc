@@ -94,10 +94,10 @@ absl::Status AddFromSnapshot(const Config& c, bool v6, const std::vector<net::Ip
   });
 }
 
-// The address rules over netlink, their handles recorded. False: the shared
-// part is not (known to be) in place, nothing was done.
+// The address rules over netlink, their handles recorded as `key`'s. False:
+// the shared part is not (known to be) in place, nothing was done.
 absl::StatusOr<bool> AddOverNetlink(LazyNetfilter& nf, const Config& c, bool v6, const std::vector<net::IpPrefix>& addrs,
-                                    fw::RuleRecord& record) {
+                                    const fw::RuleRecords& records, const std::string& key) {
   if (!fw::IptablesIsNft(v6)) return false;
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
   const fw::NftFamily family = fw::IpFamily(v6);
@@ -108,24 +108,8 @@ absl::StatusOr<bool> AddOverNetlink(LazyNetfilter& nf, const Config& c, bool v6,
   }
   std::vector<fw::NftRule> added;
   RETURN_IF_ERROR(b.Commit(*nl, &added), "adding firewall rules");
-  if (fw::NoteTable(*nl, record, family, ipt::kFilter)) {
-    record.rules.insert(record.rules.end(), added.begin(), added.end());
-  }
+  records.Note(*nl, key, family, added);
   return true;
-}
-
-// The recorded rules of `family`, deleted by handle in one transaction.
-// False when there is no usable record or the commit failed (a rule gone
-// already): the caller then takes the snapshot.
-bool DelRecorded(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record, fw::NftFamily family) {
-  if (!record.has_value() || record->tables.count(family) == 0) return false;
-  absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
-  if (!nl.ok() || !fw::TableUnchanged(**nl, *record, family, ipt::kFilter)) return false;
-  fw::NftBatch b;
-  for (const fw::NftRule& r : record->rules) {
-    if (r.family == family) b.DeleteRule(r);
-  }
-  return b.Commit(**nl).ok();
 }
 
 // Every copy of the addresses' rules, from a snapshot (upstream deletes one
@@ -166,16 +150,15 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
 
 class IptablesBackend final : public Backend {
  public:
-  explicit IptablesBackend(LazyNetfilter& nf)
-      : nf_(nf),
-        store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)),
-        intents_(AddressIntents::ForCurrentNetns()) {}
+  explicit IptablesBackend(LazyNetfilter& nf) : nf_(nf), intents_(AddressIntents::ForCurrentNetns()) {}
 
   absl::Status Add(const Config& c, const Owner& o) override {
-    const std::string key = o.RecordKey();
+    const fw::RuleRecords records(kRecordDir, ipt::kFilter, o.network);
+    const std::string key = Owner::IntentPrefix(o.network) + o.Key();
     // A repeated ADD, or one after an ADD that was killed, must not append
-    // its rules twice: only the snapshot sees which are there.
-    const bool repeated = store_.Load(key).has_value() || intents_.Has(key);
+    // its rules twice: only the snapshot sees which are there. (Its intent
+    // is written before any rule and removed after the last.)
+    const bool repeated = intents_.Has(key);
     std::vector<net::IpPrefix> intended = intents_.Load(key);
     for (const net::IpPrefix& a : c.addresses) {
       if (!Contains(intended, a)) intended.push_back(a);
@@ -183,24 +166,22 @@ class IptablesBackend final : public Backend {
     // Before the first rule: from here on, whatever stops this ADD leaves
     // rules that DEL finds by these addresses.
     RETURN_IF_ERROR(intents_.Save(key, intended), "recording the attachment's addresses");
-    fw::RuleRecord record;
+    // The handles of rules made over netlink, for a DEL that needs no
+    // snapshot; a repeated ADD's rules may be older than any record.
+    if (repeated) records.Forget(o.Key());
     for (bool v6 : {false, true}) {
       std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
       if (addrs.empty()) continue;
       bool done = false;
       if (!repeated) {
-        ASSIGN_OR_RETURN(done, AddOverNetlink(nf_, c, v6, addrs, record));
+        ASSIGN_OR_RETURN(done, AddOverNetlink(nf_, c, v6, addrs, records, o.Key()));
       }
       if (!done) RETURN_IF_ERROR(AddFromSnapshot(c, v6, addrs), "adding iptables rules");
     }
-    // The handles, for a DEL that needs no snapshot. Saved also without
-    // handles (rules made from a snapshot): a repeated ADD must know that it
-    // is one.
-    store_.Save(key, record);
     return absl::OkStatus();
   }
 
-  absl::Status Del(const Config& c, const Owner& o) override { return Teardown(o.RecordKey(), c.addresses, {}); }
+  absl::Status Del(const Config& c, const Owner& o) override { return Teardown(o.network, o.Key(), c.addresses, {}); }
 
   absl::Status Check(const Config& c, const Owner&) override {
     for (bool v6 : {false, true}) {
@@ -215,59 +196,71 @@ class IptablesBackend final : public Backend {
   // `valid` go; an address that an attachment which stays (of any network)
   // still claims is spared.
   absl::Status Gc(const std::string& network, const std::vector<Owner>& valid) override {
+    const fw::RuleRecords records(kRecordDir, ipt::kFilter, network);
     std::vector<std::string> keep;
-    for (const Owner& o : valid) keep.push_back(o.RecordKey());
-    const std::string prefix = Owner::RecordPrefix(network);
-    std::vector<std::string> stale;
-    for (const std::string& key : store_.RecordsNotIn(keep)) {
-      if (absl::StartsWith(key, prefix)) stale.push_back(key);  // else another network's
-    }
-    for (const std::string& key : intents_.KeysWithPrefix(prefix)) {
+    for (const Owner& o : valid) keep.push_back(o.Key());
+    // The network's attachments not kept: recorded, or (the truth) intended.
+    std::vector<std::string> stale = records.StaleKeys(keep);
+    const std::string prefix = Owner::IntentPrefix(network);
+    for (const std::string& intent : intents_.KeysWithPrefix(prefix)) {
+      const std::string key = intent.substr(prefix.size());
       if (!Contains(keep, key) && !Contains(stale, key)) stale.push_back(key);
     }
     std::vector<net::IpPrefix> spare;
-    for (const std::string& key : intents_.KeysWithPrefix("")) {
-      if (Contains(stale, key)) continue;
-      for (const net::IpPrefix& a : intents_.Load(key)) spare.push_back(a);
+    for (const std::string& intent : intents_.KeysWithPrefix("")) {
+      if (absl::StartsWith(intent, prefix) && Contains(stale, intent.substr(prefix.size()))) continue;
+      for (const net::IpPrefix& a : intents_.Load(intent)) spare.push_back(a);
     }
     std::vector<absl::Status> failures;
     for (const std::string& key : stale) {
-      if (absl::Status st = Teardown(key, {}, spare); !st.ok()) failures.push_back(st);
+      if (absl::Status st = Teardown(network, key, {}, spare); !st.ok()) failures.push_back(st);
     }
-    store_.RemoveTemporariesBut(keep, prefix);
+    records.ForgetAllBut(keep);
     return JoinErrors(failures);
   }
 
   absl::Status Isolate(const Config& c) override { return ipt::Isolate(nf_, c); }
 
  private:
-  // Removes attachment `key`'s rules: per family by its handle record while
-  // that holds, else every copy of the rules of `addrs` and of the
-  // addresses its intent names, but those in `spare`. The intent goes last,
-  // once nothing failed: a DEL that fails or is killed before is retried
-  // with it.
-  absl::Status Teardown(const std::string& key, std::vector<net::IpPrefix> addrs,
+  // Removes the rules of `network`'s attachment `key`: per family by its
+  // handle record while that holds, else every copy of the rules of `addrs`
+  // and of the addresses its intent names, but those in `spare`. The intent
+  // goes last, once nothing failed: a DEL that fails or is killed before is
+  // retried with it.
+  absl::Status Teardown(const std::string& network, const std::string& key, std::vector<net::IpPrefix> addrs,
                         const std::vector<net::IpPrefix>& spare) {
-    const std::optional<fw::RuleRecord> record = store_.Load(key);
-    for (const net::IpPrefix& a : intents_.Load(key)) {
+    const fw::RuleRecords records(kRecordDir, ipt::kFilter, network);
+    const std::string intent = Owner::IntentPrefix(network) + key;
+    for (const net::IpPrefix& a : intents_.Load(intent)) {
       if (!Contains(addrs, a)) addrs.push_back(a);
     }
     std::erase_if(addrs, [&](const net::IpPrefix& a) { return Contains(spare, a); });
     std::vector<absl::Status> failures;
+    // The socket only when there is a record to use.
+    absl::StatusOr<net::NetlinkSocket*> nl = records.Has(key) ? nf_.Get() : nullptr;
     for (bool v6 : {false, true}) {
-      if (DelRecorded(nf_, record, fw::IpFamily(v6))) continue;
+      // By handle, one transaction; else (no record that holds, a rule gone
+      // already) from a snapshot.
+      std::optional<std::vector<fw::NftRule>> recorded =
+          nl.ok() && *nl != nullptr ? records.Recorded(**nl, key, fw::IpFamily(v6)) : std::nullopt;
+      if (recorded.has_value()) {
+        fw::NftBatch b;
+        for (const fw::NftRule& r : *recorded) b.DeleteRule(r);
+        if (b.Commit(**nl).ok()) continue;
+      }
       std::vector<net::IpPrefix> of_family = OfFamily(addrs, v6);
       if (of_family.empty() || !fw::IptablesAvailable(v6)) continue;
       if (absl::Status st = DelFromSnapshot(nf_, v6, of_family); !st.ok()) failures.push_back(st);
     }
-    store_.Remove(key);
+    records.Forget(key);
+    // A record of the kind versions before kept, named like the intent.
+    fw::RuleRecords(kRecordDir, ipt::kFilter).Forget(intent);
     RETURN_IF_ERROR(JoinErrors(failures), "removing iptables rules");
-    intents_.Remove(key);
+    intents_.Remove(intent);
     return absl::OkStatus();
   }
 
   LazyNetfilter& nf_;
-  fw::RuleRecordStore store_;
   AddressIntents intents_;
 };
 

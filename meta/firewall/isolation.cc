@@ -92,14 +92,11 @@ std::string MissingLines(const fw::IptTable& t, const BridgeRules& r) {
   return b;
 }
 
-std::string RecordKey(const Config& c) {
-  return absl::StrCat(c.ingress_policy == IngressPolicy::kIsolated ? "isolated-" : "same-bridge-", c.bridge);
-}
-
-// With iptables-nft: whether the record shows the bridge's rules still in
-// their chains and FORWARD still jumping to stage 1 (a few small listings).
-bool InPlace(net::NetlinkSocket& nl, const fw::RuleRecord& record, fw::NftFamily family) {
-  if (!fw::TableUnchanged(nl, record, family, kFilter)) return false;
+// With iptables-nft: whether the bridge's recorded rules (`recorded`, while
+// the record holds) are still in their chains and FORWARD still jumps to
+// stage 1 (a few small listings).
+bool InPlace(net::NetlinkSocket& nl, const std::optional<std::vector<fw::NftRule>>& recorded, fw::NftFamily family) {
+  if (!recorded.has_value()) return false;
   absl::StatusOr<std::vector<fw::NftRule>> forward = fw::nft::ListFirstRules(nl, family, kFilter, kForwardChain, 8);
   if (!forward.ok() ||
       std::none_of(forward->begin(), forward->end(), [](const fw::NftRule& r) { return r.jump == kStage1; })) {
@@ -108,8 +105,8 @@ bool InPlace(net::NetlinkSocket& nl, const fw::RuleRecord& record, fw::NftFamily
   for (const char* chain : {kStage1, kStage2}) {
     absl::StatusOr<std::vector<fw::NftRule>> now = fw::nft::ListRules(nl, family, kFilter, chain);
     if (!now.ok()) return false;
-    for (const fw::NftRule& mine : record.rules) {
-      if (mine.family != family || mine.chain != chain) continue;
+    for (const fw::NftRule& mine : *recorded) {
+      if (mine.chain != chain) continue;
       if (std::none_of(now->begin(), now->end(), [&](const fw::NftRule& r) { return r.handle == mine.handle; })) {
         return false;
       }
@@ -118,34 +115,36 @@ bool InPlace(net::NetlinkSocket& nl, const fw::RuleRecord& record, fw::NftFamily
   return true;
 }
 
-// Notes the handles of the bridge's rules: iptables-save and the netlink
+// The bridge's rules with their handles: iptables-save and the netlink
 // listing show a chain's rules in the same order, so the n-th saved line is
-// the n-th listed rule (when the counts differ, a writer came between the
-// two reads: nothing is noted, and the next ADD takes a snapshot again).
-void Remember(net::NetlinkSocket& nl, bool v6, const BridgeRules& r, fw::RuleRecord& record) {
+// the n-th listed rule. nullopt when the counts differ (a writer came
+// between the two reads): nothing is recorded, and the next ADD takes a
+// snapshot again.
+std::optional<std::vector<fw::NftRule>> WithHandles(net::NetlinkSocket& nl, bool v6, const BridgeRules& r) {
   const fw::NftFamily family = fw::IpFamily(v6);
   absl::StatusOr<fw::IptTable> t = fw::IptablesSave(v6, kFilter);
-  if (!t.ok() || !fw::NoteTable(nl, record, family, kFilter)) return;
+  if (!t.ok()) return std::nullopt;
   std::vector<fw::NftRule> found;
   for (auto [chain, rules] : {std::pair{kStage1, &r.stage1}, std::pair{kStage2, &r.stage2}}) {
     const std::vector<std::string> saved = t->RulesOf(chain);
     absl::StatusOr<std::vector<fw::NftRule>> listed = fw::nft::ListRules(nl, family, kFilter, chain);
-    if (!listed.ok() || listed->size() != saved.size()) return (void)record.tables.erase(family);
+    if (!listed.ok() || listed->size() != saved.size()) return std::nullopt;
     for (const Args& rule : *rules) {
       auto at = std::find(saved.begin(), saved.end(), Saved(chain, rule));
-      if (at == saved.end()) return (void)record.tables.erase(family);
+      if (at == saved.end()) return std::nullopt;
       found.push_back((*listed)[at - saved.begin()]);
     }
   }
-  record.rules.insert(record.rules.end(), found.begin(), found.end());
+  return found;
 }
 
 }  // namespace
 
 absl::Status Isolate(LazyNetfilter& nf, const Config& c) {
-  fw::RuleRecordStore store = fw::RuleRecordStore::ForCurrentNetns(kRecordDir);
-  const std::optional<fw::RuleRecord> before = store.Load(RecordKey(c));
-  fw::RuleRecord record;
+  // Per bridge and policy: isolation rules belong to no one network.
+  const fw::RuleRecords records(kRecordDir, kFilter);
+  const std::string key =
+      absl::StrCat(c.ingress_policy == IngressPolicy::kIsolated ? "isolated-" : "same-bridge-", c.bridge);
   const BridgeRules rules = RulesFor(c);
   for (bool v6 : {false, true}) {
     if (std::none_of(c.addresses.begin(), c.addresses.end(), [v6](const net::IpPrefix& a) { return a.is_v4() != v6; })) {
@@ -153,21 +152,21 @@ absl::Status Isolate(LazyNetfilter& nf, const Config& c) {
     }
     const fw::NftFamily family = fw::IpFamily(v6);
     absl::StatusOr<net::NetlinkSocket*> nl = fw::IptablesIsNft(v6) ? nf.Get() : absl::StatusOr<net::NetlinkSocket*>(nullptr);
-    if (nl.ok() && *nl != nullptr && before.has_value() && InPlace(**nl, *before, family)) {
-      record.tables[family] = before->tables.at(family);
-      for (const fw::NftRule& r : before->rules) {
-        if (r.family == family) record.rules.push_back(r);
-      }
-      continue;
-    }
+    if (nl.ok() && *nl != nullptr && InPlace(**nl, records.Recorded(**nl, key, family), family)) continue;
     RETURN_IF_ERROR(fw::RetryOnConflict([&]() -> absl::Status {
       ASSIGN_OR_RETURN(fw::IptTable t, fw::IptablesSave(v6, kFilter));
       std::string b = MissingLines(t, rules);
       return b.empty() ? absl::OkStatus() : fw::IptablesRestore(v6, kFilter, b);
     }), "setting up ingress policy");
-    if (nl.ok() && *nl != nullptr) Remember(**nl, v6, rules, record);
+    if (nl.ok() && *nl != nullptr) {
+      std::optional<std::vector<fw::NftRule>> found = WithHandles(**nl, v6, rules);
+      if (found.has_value()) {
+        records.Note(**nl, key, family, *found);
+      } else {
+        records.Forget(key);
+      }
+    }
   }
-  if (!record.tables.empty()) store.Save(RecordKey(c), record);
   return absl::OkStatus();
 }
 

@@ -14,7 +14,8 @@
 //
 // ADD records the handles of the rules it made (cni/fw/rule_record.h) and DEL
 // deletes by them; the comments find the rules again when there is no record
-// (and for GC), by listing cni_forward.
+// (and for GC), by listing cni_forward. The comment and the record both name
+// the network, so each lookup sees only its own network's.
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -87,52 +88,49 @@ void AppendAddressRules(fw::NftBatch& b, fw::NftFamily f, const std::vector<net:
   }
 }
 
-// The rules of cni_forward whose comment `keep` selects.
-absl::StatusOr<std::vector<fw::NftRule>> Listed(net::NetlinkSocket& nl, fw::NftFamily f,
-                                                const std::function<bool(const std::string&)>& select) {
-  ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(nl, f, kTable, kPriv));
-  std::erase_if(all, [&](const fw::NftRule& r) { return !select(r.comment); });
-  return all;
+// The rules of cni_forward (both families) whose comment `select` selects;
+// an attachment's are those with its comment (CommentOf).
+fw::OwnedRules Selected(std::function<bool(const std::string&)> select) {
+  return {{{fw::NftFamily::kIp, kPriv}, {fw::NftFamily::kIp6, kPriv}},
+          [select = std::move(select)](const fw::NftRule& r) { return select(r.comment); }};
 }
 
 class NftablesBackend final : public Backend {
  public:
-  explicit NftablesBackend(LazyNetfilter& nf) : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)) {}
+  explicit NftablesBackend(LazyNetfilter& nf) : nf_(nf) {}
 
+  // One transaction: the table and its chains on the node's first ADD
+  // (cni_forward is created exclusively, so of two first ADDs at once one
+  // fails and retries), the attachment's earlier rules out (a repeated ADD),
+  // its rules in.
   absl::Status Add(const Config& c, const Owner& o) override {
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
     const std::string comment = CommentOf(o);
-    // A repeated ADD replaces the attachment's rules (known by its record:
-    // a first ADD must not list the chain, whose length grows with the node).
-    if (store_.Load(o.RecordKey()).has_value()) RETURN_IF_ERROR(RemoveOwned(*nl, o, comment));
-    fw::RuleRecord record;
-    for (bool v6 : {false, true}) {
-      std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
-      if (addrs.empty()) continue;
-      const fw::NftFamily f = fw::IpFamily(v6);
-      std::vector<fw::NftRule> added;
-      absl::Status st;
-      for (int attempt = 0; attempt < 3; ++attempt) {
+    const fw::RuleRecords records(kRecordDir, kTable, o.network);
+    const fw::OwnedRules mine = Selected([&](const std::string& cm) { return cm == comment; });
+    RETURN_IF_ERROR(records.Replace(*nl, o.Key(), mine, [&](fw::NftBatch& b) -> absl::Status {
+      for (bool v6 : {false, true}) {
+        std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
+        if (addrs.empty()) continue;
+        const fw::NftFamily f = fw::IpFamily(v6);
         ASSIGN_OR_RETURN(bool ready, fw::nft::HasChain(*nl, f, kTable, kPriv));
-        fw::NftBatch b;
         if (!ready) AppendSetup(b, f);
         AppendAddressRules(b, f, addrs, comment);
-        added.clear();
-        if ((st = b.Commit(*nl, &added)).ok() || ready) break;
       }
-      RETURN_IF_ERROR(st, "adding nftables firewall rules");
-      std::erase_if(added, [&](const fw::NftRule& r) { return r.comment != comment; });
-      if (fw::NoteTable(*nl, record, f, kTable)) record.rules.insert(record.rules.end(), added.begin(), added.end());
-    }
-    if (!record.rules.empty()) store_.Save(o.RecordKey(), record);
+      return absl::OkStatus();
+    }), "adding nftables firewall rules");
     return absl::OkStatus();
   }
 
   absl::Status Del(const Config&, const Owner& o) override {
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
-    absl::Status st = RemoveOwned(*nl, o, CommentOf(o));
-    store_.Remove(o.RecordKey());
-    return st;
+    const std::string comment = CommentOf(o);
+    const fw::OwnedRules mine = Selected([&](const std::string& cm) { return cm == comment; });
+    RETURN_IF_ERROR(fw::RuleRecords(kRecordDir, kTable, o.network).Delete(*nl, o.Key(), mine),
+                    "removing nftables firewall rules");
+    // A record of the kind versions before kept ("<cookie>-<intent key>").
+    fw::RuleRecords(kRecordDir, kTable).Forget(Owner::IntentPrefix(o.network) + o.Key());
+    return absl::OkStatus();
   }
 
   absl::Status Check(const Config& c, const Owner& o) override {
@@ -141,8 +139,8 @@ class NftablesBackend final : public Backend {
     for (bool v6 : {false, true}) {
       std::vector<net::IpPrefix> addrs = OfFamily(c.addresses, v6);
       if (addrs.empty()) continue;
-      ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine,
-                       Listed(*nl, fw::IpFamily(v6), [&](const std::string& cm) { return cm == comment; }));
+      ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable, kPriv));
+      std::erase_if(mine, [&](const fw::NftRule& r) { return r.comment != comment; });
       if (mine.size() < 2 * addrs.size()) {
         return Error(ErrorCode::kInternal, absl::StrCat("firewall: nftables rules of ", fw::NftFamilyName(fw::IpFamily(v6)),
                                                         " ", kTable, " missing for ", o.container_id));
@@ -153,28 +151,14 @@ class NftablesBackend final : public Backend {
 
   absl::Status Gc(const std::string& network, const std::vector<Owner>& valid) override {
     std::vector<std::string> keep_comments, keep_keys;
-    for (const Owner& o : valid) keep_comments.push_back(CommentOf(o)), keep_keys.push_back(o.RecordKey());
+    for (const Owner& o : valid) keep_comments.push_back(CommentOf(o)), keep_keys.push_back(o.Key());
     const std::string mark = NetworkMark(network);
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
-    std::vector<absl::Status> failures;
-    for (bool v6 : {false, true}) {
-      absl::StatusOr<std::vector<fw::NftRule>> stale = Listed(*nl, fw::IpFamily(v6), [&](const std::string& cm) {
-        return absl::StartsWith(cm, mark) && std::find(keep_comments.begin(), keep_comments.end(), cm) == keep_comments.end();
-      });
-      if (!stale.ok()) {
-        failures.push_back(stale.status());
-        continue;
-      }
-      fw::NftBatch b;
-      for (const fw::NftRule& r : *stale) b.DeleteRule(r);
-      if (absl::Status st = b.Commit(*nl); !st.ok()) failures.push_back(st);
-    }
-    const std::string prefix = Owner::RecordPrefix(network);
-    for (const std::string& key : store_.RecordsNotIn(keep_keys)) {
-      if (absl::StartsWith(key, prefix)) store_.Remove(key);
-    }
-    store_.RemoveTemporariesBut(keep_keys, prefix);
-    RETURN_IF_ERROR(JoinErrors(failures), "garbage-collecting nftables firewall rules");
+    const fw::OwnedRules stale = Selected([&](const std::string& cm) {
+      return absl::StartsWith(cm, mark) && std::find(keep_comments.begin(), keep_comments.end(), cm) == keep_comments.end();
+    });
+    RETURN_IF_ERROR(fw::RuleRecords(kRecordDir, kTable, network).Collect(*nl, stale, keep_keys),
+                    "garbage-collecting nftables firewall rules");
     return absl::OkStatus();
   }
 
@@ -205,36 +189,7 @@ class NftablesBackend final : public Backend {
   }
 
  private:
-  // The attachment's rules in both families: by the recorded handles when
-  // the record holds (one transaction, no listing), else found by comment.
-  absl::Status RemoveOwned(net::NetlinkSocket& nl, const Owner& o, const std::string& comment) {
-    if (std::optional<fw::RuleRecord> record = store_.Load(o.RecordKey()); record.has_value()) {
-      bool trusted = !record->tables.empty();
-      for (const auto& [family, handle] : record->tables) trusted = trusted && fw::TableUnchanged(nl, *record, family, kTable);
-      if (trusted) {
-        fw::NftBatch b;
-        for (const fw::NftRule& r : record->rules) b.DeleteRule(r);
-        if (b.Commit(nl).ok()) return absl::OkStatus();
-      }
-    }
-    std::vector<absl::Status> failures;
-    for (bool v6 : {false, true}) {
-      absl::StatusOr<std::vector<fw::NftRule>> mine =
-          Listed(nl, fw::IpFamily(v6), [&](const std::string& cm) { return cm == comment; });
-      if (!mine.ok()) {
-        failures.push_back(mine.status());
-        continue;
-      }
-      fw::NftBatch b;
-      for (const fw::NftRule& r : *mine) b.DeleteRule(r);
-      if (absl::Status st = b.Commit(nl); !st.ok()) failures.push_back(st);
-    }
-    RETURN_IF_ERROR(JoinErrors(failures), "removing nftables firewall rules");
-    return absl::OkStatus();
-  }
-
   LazyNetfilter& nf_;
-  fw::RuleRecordStore store_;
 };
 
 }  // namespace

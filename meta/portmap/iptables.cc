@@ -47,12 +47,6 @@ std::string DnatComment(const std::string& network, const std::string& id) {
   return c;
 }
 
-// The handle records of `network`'s containers (scoped: cni/fw/rule_record.h),
-// so that one network's GC never forgets another network's records.
-fw::RuleRecordStore RecordsOf(const std::string& network) {
-  return fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir, fw::NetworkHash(network));
-}
-
 std::string MarkDef(int bit) {
   char buf[32];
   unsigned v = 1u << bit;
@@ -293,49 +287,34 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
 }
 }  // namespace
 
-namespace {
-// With iptables-nft: records the handles of the container's jumps from
-// CNI-HOSTPORT-DNAT (cni/fw/rule_record.h), so that DEL need not list the chain.
-// They are the `inserted` ones when ADD wrote them over netlink. Else
-// iptables-restore has just put them at the chain's top, so reading its
-// first few rules finds them whatever the chain's length; a few more are
-// read in case concurrent ADDs put theirs above since. Not all found: no
-// record, and DEL lists.
-void RememberJumps(LazyNetfilter& nf, bool v6, const std::string& network, const std::string& id, const DnatRules& d,
-                   const std::optional<std::vector<fw::NftRule>>& inserted) {
-  fw::RuleRecordStore store = RecordsOf(network);
-  if (!store.enabled()) return;
-  const fw::NftFamily family = fw::IpFamily(v6);
-  fw::RuleRecord record = store.Load(id).value_or(fw::RuleRecord{});
-  record.tables.erase(family);
-  std::erase_if(record.rules, [family](const fw::NftRule& r) { return r.family == family; });
-  // Only the netlink path (iptables-nft) fills `inserted`; otherwise ask.
-  if (!inserted.has_value() && !fw::IptablesIsNft(v6)) return store.Remove(id);
-  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
-  if (!sock.ok()) return store.Remove(id);
-  net::NetlinkSocket& nl = **sock;
-  std::vector<fw::NftRule> jumps;
-  if (inserted.has_value()) {
-    jumps = *inserted;
-  } else if (absl::StatusOr<std::vector<fw::NftRule>> first =
-                 fw::nft::ListFirstRules(nl, family, "nat", kDnat, d.entries.size() + 16);
-             first.ok()) {
-    for (const fw::NftRule& r : *first) {
-      if (r.jump == d.chain) jumps.push_back(r);
-    }
-  }
-  if (jumps.size() != d.entries.size() || !fw::NoteTable(nl, record, family, "nat")) return store.Remove(id);
-  record.rules.insert(record.rules.end(), jumps.begin(), jumps.end());
-  store.Save(id, record);
-}
-}  // namespace
-
+// Writes the container's rules, then, with iptables-nft, records the handles
+// of its jumps from CNI-HOSTPORT-DNAT (cni/fw/rule_record.h), so that DEL
+// need not list the chain. They are the `jumps` ForwardOnce inserted when it
+// wrote them over netlink. Else iptables-restore has just put them at the
+// chain's top, so reading its first few rules finds them whatever the
+// chain's length; a few more are read in case concurrent ADDs put theirs
+// above since. Not all found: no record, and DEL lists.
 static absl::Status Forward(LazyNetfilter& nf, const Config& c, const std::string& id, const net::IpPrefix& addr) {
   DnatRules d = BuildDnatRules(c, id, addr);
-  std::optional<std::vector<fw::NftRule>> inserted;
-  RETURN_IF_ERROR(fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, inserted); }),
+  std::optional<std::vector<fw::NftRule>> jumps;
+  RETURN_IF_ERROR(fw::RetryOnConflict([&] { return ForwardOnce(nf, c, d, addr, jumps); }),
                   "unable to set up iptables port mappings");
-  RememberJumps(nf, !addr.is_v4(), c.name, id, d, inserted);
+  const fw::RuleRecords records(kIptRecordDir, "nat", c.name);
+  const bool v6 = !addr.is_v4();
+  absl::StatusOr<net::NetlinkSocket*> sock = fw::IptablesIsNft(v6) ? nf.Get() : nullptr;
+  if (sock.ok() && *sock != nullptr && !jumps.has_value()) {
+    absl::StatusOr<std::vector<fw::NftRule>> first =
+        fw::nft::ListFirstRules(**sock, fw::IpFamily(v6), "nat", kDnat, d.entries.size() + 16);
+    if (first.ok()) {
+      std::erase_if(*first, [&](const fw::NftRule& r) { return r.jump != d.chain; });
+      jumps = std::move(*first);
+    }
+  }
+  if (!sock.ok() || *sock == nullptr || !jumps.has_value() || jumps->size() != d.entries.size()) {
+    records.Forget(id);
+  } else {
+    records.Note(**sock, id, fw::IpFamily(v6), *jumps);
+  }
   return absl::OkStatus();
 }
 
@@ -370,20 +349,6 @@ absl::Status UnforwardOverNetlink(LazyNetfilter& nf, bool v6, const std::string&
 }  // namespace
 
 namespace {
-// The recorded jumps of `family` when the record can be trusted: the nat
-// table still has the handle it had then.
-std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record,
-                                                      fw::NftFamily family) {
-  if (!record.has_value()) return std::nullopt;
-  absl::StatusOr<net::NetlinkSocket*> nl = nf.Get();
-  if (!nl.ok() || !fw::TableUnchanged(**nl, *record, family, "nat")) return std::nullopt;
-  std::vector<fw::NftRule> jumps;
-  for (const fw::NftRule& r : record->rules) {
-    if (r.family == family && r.table == "nat" && r.chain == kDnat) jumps.push_back(r);
-  }
-  return jumps;
-}
-
 // The container's chains in one family, without reading the whole table:
 // true when they are gone. A probe finds no DN- chain (nothing of this
 // container's: upstream's old SN- chain always came with a DN- chain), or,
@@ -391,16 +356,16 @@ std::optional<std::vector<fw::NftRule>> RecordedJumps(LazyNetfilter& nf, const s
 // recorded handles, else by listing the entry chain. With iptables-nft the
 // probe costs no program run, so it is always made; with iptables-legacy
 // only when `probe_first`. False: read the table (a failed probe too).
-bool RemovedWithoutSnapshot(LazyNetfilter& nf, const std::optional<fw::RuleRecord>& record, bool v6, bool probe_first,
-                            const std::string& dn, const std::string& sn) {
+bool RemovedWithoutSnapshot(LazyNetfilter& nf, const fw::RuleRecords& records, const std::string& id, bool v6,
+                            bool probe_first, const std::string& dn, const std::string& sn) {
   const bool nft = fw::IptablesIsNft(v6);
   if (!probe_first && !nft) return false;
   absl::StatusOr<net::NetlinkSocket*> sock = nft ? nf.Get() : nullptr;
   absl::StatusOr<bool> has = fw::IptablesHasChain(sock.ok() ? *sock : nullptr, v6, "nat", dn);
   if (!has.ok()) return false;
   if (!*has) return true;
-  if (!nft) return false;
-  std::optional<std::vector<fw::NftRule>> recorded = RecordedJumps(nf, record, fw::IpFamily(v6));
+  if (!nft || !sock.ok()) return false;
+  std::optional<std::vector<fw::NftRule>> recorded = records.Recorded(**sock, id, fw::IpFamily(v6));
   if (recorded.has_value() && UnforwardOverNetlink(nf, v6, dn, sn, recorded).ok()) return true;
   return UnforwardOverNetlink(nf, v6, dn, sn, std::nullopt).ok();
 }
@@ -422,22 +387,21 @@ absl::Status RemoveFromSnapshot(bool v6, const std::string& dn, const std::strin
 // program runs whose cost grows with the table, so those run side by side.
 static absl::Status Unforward(LazyNetfilter& nf, const std::string& network, const std::string& id,
                               bool probe_first) {
-  fw::RuleRecordStore store = RecordsOf(network);
-  const std::optional<fw::RuleRecord> record = store.Load(id);
+  const fw::RuleRecords records(kIptRecordDir, "nat", network);
   const std::string dn = fw::ChainName(network, id, "DN-");
   const std::string sn = fw::ChainName(network, id, "SN-");
   bool need_snapshot[2] = {false, false};
   for (bool v6 : {false, true}) {
-    need_snapshot[v6] = fw::IptablesAvailable(v6) && !RemovedWithoutSnapshot(nf, record, v6, probe_first, dn, sn);
+    need_snapshot[v6] = fw::IptablesAvailable(v6) && !RemovedWithoutSnapshot(nf, records, id, v6, probe_first, dn, sn);
   }
   absl::Status st[2];
   std::optional<std::thread> v6_thread;
   if (need_snapshot[true]) v6_thread.emplace([&] { st[true] = RemoveFromSnapshot(true, dn, sn); });
   if (need_snapshot[false]) st[false] = RemoveFromSnapshot(false, dn, sn);
   if (v6_thread.has_value()) v6_thread->join();
-  store.Remove(id);
+  records.Forget(id);
   // A record of the unscoped kind versions before kept ("<cookie>-<id>").
-  fw::RuleRecordStore::ForCurrentNetns(kIptRecordDir).Remove(id);
+  fw::RuleRecords(kIptRecordDir, "nat").Forget(id);
   std::vector<std::string> errors;
   for (const absl::Status& s : st) {
     if (!s.ok()) errors.emplace_back(s.message());
@@ -466,7 +430,7 @@ static absl::Status Check(const Config& c, const std::string& id, const net::IpP
 static absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   // As iptables-save prints it: the comment's quotes are backslash-escaped.
   std::string prefix = absl::StrCat("dnat name: \\\"", network, "\\\" id: \\\"");
-  fw::RuleRecordStore records = RecordsOf(network);
+  const fw::RuleRecords records(kIptRecordDir, "nat", network);
   std::vector<std::string> errors;
   for (bool v6 : {false, true}) {
     if (!fw::IptablesAvailable(v6)) continue;
@@ -501,7 +465,7 @@ static absl::Status Gc(const std::string& network, const std::vector<std::string
   }
   // The records (and a killed ADD's temporary record) of this network's
   // containers that are gone; the store is scoped to the network.
-  records.RemoveAllBut(valid_ids);
+  records.ForgetAllBut(valid_ids);
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("garbage-collecting iptables port mappings: ",
                                                   absl::StrJoin(errors, "; ")));

@@ -57,7 +57,7 @@ bool OfNetwork(absl::string_view comment, absl::string_view network_hash) {
 // comments named the network), which DEL removes as every version did. When
 // the attachment's addresses are known (prevResult), a bare-ID rule is this
 // attachment's only if it matches or DNATs to one of them: the same pod's
-// rules on another network are left.
+// rules on another network are left. Found in both families' tables.
 struct Owner {
   const std::string& network;
   const std::string& id;
@@ -75,6 +75,10 @@ struct Owner {
     }
     return false;
   }
+  // How the records (cni/fw/rule_record.h) find them in a listing.
+  fw::OwnedRules Rules() const {
+    return {{{fw::NftFamily::kIp, ""}, {fw::NftFamily::kIp6, ""}}, [*this](const fw::NftRule& r) { return Owns(r); }};
+  }
 };
 
 // The comment on the rules of container `id` in `network`.
@@ -87,11 +91,6 @@ absl::StatusOr<std::vector<fw::NftRule>> RulesOf(net::NetlinkSocket& nl, bool v6
   ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(nl, fw::IpFamily(v6), kTable));
   std::erase_if(all, [&owner](const fw::NftRule& r) { return !owner.Owns(r); });
   return all;
-}
-
-// The records of `network`'s containers (scoped: cni/fw/rule_record.h).
-fw::RuleRecordStore RecordsOf(const std::string& network) {
-  return fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir, fw::NetworkHash(network));
 }
 
 // The conditions (user-written nft text) that gate the hook chains' jumps;
@@ -208,75 +207,6 @@ bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
   return one_jump("prerouting") && one_jump("output") && two_jumps();
 }
 
-// Every rule of `owner` in both families' tables, by listing the tables.
-absl::StatusOr<std::vector<fw::NftRule>> ListedRulesOf(net::NetlinkSocket& nl, const Owner& owner) {
-  std::vector<fw::NftRule> mine;
-  for (bool v6 : {false, true}) {
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> rules, RulesOf(nl, v6, owner));
-    mine.insert(mine.end(), rules.begin(), rules.end());
-  }
-  return mine;
-}
-
-// Records the container's rules among those a commit just added (not the
-// hook chains' jumps, which every ADD makes again), with the handles of the
-// tables they went into.
-void Remember(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& id,
-              const std::string& comment, const std::vector<fw::NftRule>& added) {
-  fw::RuleRecord record;
-  for (const fw::NftRule& r : added) {
-    if (r.comment != comment) continue;
-    if (record.tables.count(r.family) == 0 && !fw::NoteTable(nl, record, r.family, kTable)) return store.Remove(id);
-    record.rules.push_back(r);
-  }
-  store.Save(id, record);
-}
-
-// One attempt. The first trusts the container's record (or, with none, that
-// it has no rules yet: the spec forbids a second ADD without a DEL between,
-// and upstream never looks); a retry lists the tables, since the failure may
-// have been a recorded rule deleted by someone else, or a commit whose echo
-// was lost.
-absl::Status ForwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const Config& c, const std::string& id,
-                         const std::vector<net::IpPrefix>& addrs, bool first_attempt) {
-  // nullopt: unknown, list them.
-  std::optional<std::vector<fw::NftRule>> stale = first_attempt ? store.RulesToReplace(nl, id, kTable) : std::nullopt;
-  if (!stale.has_value()) {
-    ASSIGN_OR_RETURN(stale, ListedRulesOf(nl, Owner{c.name, id}));
-  }
-  std::set<fw::NftFamily> in_place;
-  for (const net::IpPrefix& a : addrs) {
-    if (SharedInPlace(nl, c, !a.is_v4())) in_place.insert(fw::IpFamily(!a.is_v4()));
-  }
-  // Stale rules of this container (a repeated ADD) go in the same transaction.
-  fw::NftBatch b;
-  for (const fw::NftRule& r : *stale) b.DeleteRule(r);
-  AppendForward(b, c, id, addrs, in_place);
-  if (b.HasText()) {
-    // User-written conditions: the nft program, which does not tell us the
-    // new handles. Without a record, DEL lists.
-    store.Remove(id);
-    return fw::nft::Apply(nl, b);
-  }
-  std::vector<fw::NftRule> added;
-  RETURN_IF_ERROR(b.Commit(nl, &added));
-  Remember(nl, store, id, RuleComment(c.name, id), added);
-  return absl::OkStatus();
-}
-
-// One attempt: by the record, else by listing, the attachment's rules and
-// those whose comment is the bare container ID (see the top of the file).
-absl::Status UnforwardOnce(net::NetlinkSocket& nl, const fw::RuleRecordStore& store, const std::string& network,
-                           const std::string& id, const std::vector<net::IpAddress>& addresses, bool first_attempt) {
-  if (first_attempt && store.DeleteRecorded(nl, id, kTable)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<fw::NftRule> mine, ListedRulesOf(nl, Owner{network, id, /*legacy=*/true, addresses}));
-  fw::NftBatch b;
-  for (const fw::NftRule& r : mine) b.DeleteRule(r);
-  // Nothing of ours (e.g. the iptables backend made the rules): a no-op.
-  RETURN_IF_ERROR(b.Commit(nl));
-  store.Remove(id);
-  return absl::OkStatus();
-}
 }  // namespace
 
 namespace {
@@ -291,25 +221,33 @@ class NftBackend final : public PortmapBackend {
   absl::Status Gc(const std::string& network, const std::vector<std::string>& valid_ids) override;
 };
 
+// The container's rules in one transaction with those it had (a repeated
+// ADD), recorded (cni/fw/rule_record.h); the shared part only where it is
+// not in place already.
 absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   const char* what = "unable to set up nftables rules for port mappings";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  fw::RuleRecordStore store = RecordsOf(c.name);
-  bool first = true;
-  return Annotate(fw::RetryOnConflict([&] { return ForwardOnce(*nl, store, c, id, addrs, std::exchange(first, false)); }),
-                  what);
+  const fw::RuleRecords records(kNftRecordDir, kTable, c.name);
+  return Annotate(records.Replace(*nl, id, Owner{c.name, id}.Rules(), [&](fw::NftBatch& b) {
+    std::set<fw::NftFamily> in_place;
+    for (const net::IpPrefix& a : addrs) {
+      if (SharedInPlace(*nl, c, !a.is_v4())) in_place.insert(fw::IpFamily(!a.is_v4()));
+    }
+    AppendForward(b, c, id, addrs, in_place);
+    return absl::OkStatus();
+  }), what);
 }
 
+// By the record, else by listing, the attachment's rules and those whose
+// comment is the bare container ID (see the top of the file).
 absl::Status NftBackend::Del(const TeardownConfig& c, const std::string& id) {
   const char* what = "deleting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
-  fw::RuleRecordStore store = RecordsOf(c.name);
-  bool first = true;
-  RETURN_IF_ERROR(
-      fw::RetryOnConflict([&] { return UnforwardOnce(*nl, store, c.name, id, c.addresses, std::exchange(first, false)); }), what);
+  const fw::RuleRecords records(kNftRecordDir, kTable, c.name);
+  RETURN_IF_ERROR(records.Delete(*nl, id, Owner{c.name, id, /*legacy=*/true, c.addresses}.Rules()), what);
   // A record of the unscoped kind versions before kept ("<cookie>-<id>"):
   // only a hint, and the rules it named are gone with the listing above.
-  fw::RuleRecordStore::ForCurrentNetns(kNftRecordDir).Remove(id);
+  fw::RuleRecords(kNftRecordDir, kTable).Forget(id);
   return absl::OkStatus();
 }
 
@@ -346,16 +284,11 @@ absl::Status NftBackend::Gc(const std::string& network, const std::vector<std::s
   const std::string network_hash = fw::NetworkHash(network);
   std::set<std::string, std::less<>> valid;
   for (const std::string& id : valid_ids) valid.insert(fw::AttachmentHash(network, id));
-  fw::NftBatch b;
-  for (bool v6 : {false, true}) {
-    ASSIGN_OR_RETURN(std::vector<fw::NftRule> all, fw::nft::ListRules(*nl, fw::IpFamily(v6), kTable), what);
-    for (const fw::NftRule& r : all) {
-      absl::string_view comment = r.comment;
-      if (OfNetwork(comment, network_hash) && valid.count(comment.substr(0, kHashLength)) == 0) b.DeleteRule(r);
-    }
-  }
-  RETURN_IF_ERROR(b.Commit(*nl), what);
-  RecordsOf(network).RemoveAllBut(valid_ids);
+  fw::OwnedRules stale{{{fw::NftFamily::kIp, ""}, {fw::NftFamily::kIp6, ""}}, [&](const fw::NftRule& r) {
+                         absl::string_view comment = r.comment;
+                         return OfNetwork(comment, network_hash) && valid.count(comment.substr(0, kHashLength)) == 0;
+                       }};
+  RETURN_IF_ERROR(fw::RuleRecords(kNftRecordDir, kTable, network).Collect(*nl, stale, valid_ids), what);
   return absl::OkStatus();
 }
 

@@ -30,11 +30,9 @@ std::string Instance(const MasqTarget& t) { return absl::StrCat(t.ifname, ":", t
 
 std::string InstanceHash(const MasqTarget& t) { return AttachmentHash(t.network, Instance(t)); }
 
-// The records of `network`'s attachments only (cni/fw/rule_record.h: a
-// scoped store), so that GC of one network never touches another's.
-RuleRecordStore RecordsOf(const char* dir, absl::string_view network) {
-  return RuleRecordStore::ForCurrentNetns(dir, NetworkHash(network));
-}
+// The attachment's key in its network's records (cni/fw/rule_record.h): the
+// hash of its instance, so that records written before keep serving.
+std::string RecordKey(const MasqTarget& t) { return HashWithPrefix(16, "", Instance(t)); }
 
 // --- iptables -------------------------------------------------------------
 //
@@ -89,11 +87,11 @@ absl::Status SetupIptables(bool v6, const std::vector<net::IpPrefix>& addrs, con
   return IptablesRestore(v6, kNat, body);
 }
 
-// The same rules over netlink, in one transaction, the jumps' handles noted
-// in `record`. False: not possible here (no iptables-nft, no nat table yet,
-// the chain exists), nothing was changed; take the snapshot.
+// The same rules over netlink, in one transaction, the jumps' handles
+// recorded. False: not possible here (no iptables-nft, no nat table yet, the
+// chain exists), nothing was changed; take the snapshot.
 bool SetupOverNetlink(NetfilterSource& nf, bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t,
-                      RuleRecord& record) {
+                      const RuleRecords& records) {
   if (!IptablesIsNft(v6)) return false;
   absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
   if (!sock.ok()) return false;
@@ -120,11 +118,8 @@ bool SetupOverNetlink(NetfilterSource& nf, bool v6, const std::vector<net::IpPre
   }
   std::vector<NftRule> added;
   if (!b.Commit(nl, &added).ok()) return false;
-  if (NoteTable(nl, record, family, kNat)) {
-    for (const NftRule& r : added) {
-      if (r.chain == kPostrouting) record.rules.push_back(r);
-    }
-  }
+  std::erase_if(added, [](const NftRule& r) { return r.chain != kPostrouting; });
+  records.Note(nl, RecordKey(t), family, added);
   return true;
 }
 
@@ -145,15 +140,14 @@ absl::Status TeardownIptables(bool v6, const MasqTarget& t) {
 }
 
 // The chain and its POSTROUTING jumps removed in one transaction: the jumps
-// by their recorded handles when the record can be trusted, else found by
-// listing POSTROUTING (a netlink dump: no program, and cheap next to a
-// snapshot).
+// by their recorded handles (`recorded`), else found by listing POSTROUTING
+// (a netlink dump: no program, and cheap next to a snapshot).
 absl::Status RemoveChainOverNetlink(net::NetlinkSocket& nl, NftFamily family, const std::string& chain,
-                                    const RuleRecord* record) {
+                                    const std::optional<std::vector<NftRule>>& recorded) {
   NftBatch b;
-  if (record != nullptr) {
-    for (const NftRule& r : record->rules) {
-      if (r.family == family && r.chain == kPostrouting) b.DeleteRule(r);
+  if (recorded.has_value()) {
+    for (const NftRule& r : *recorded) {
+      if (r.chain == kPostrouting) b.DeleteRule(r);
     }
   } else {
     absl::StatusOr<std::vector<NftRule>> jumps = nft::ListRules(nl, family, kNat, kPostrouting);
@@ -171,8 +165,7 @@ absl::Status RemoveChainOverNetlink(net::NetlinkSocket& nl, NftFamily family, co
 // and done without a snapshot: the chain does not exist (nf_tables allows no
 // jump to a missing chain), or it was removed over netlink. False: take the
 // snapshot.
-bool TeardownWithoutSnapshot(NetfilterSource& nf, const std::optional<RuleRecord>& record, bool v6,
-                             const MasqTarget& t) {
+bool TeardownWithoutSnapshot(NetfilterSource& nf, const RuleRecords& records, bool v6, const MasqTarget& t) {
   if (!IptablesIsNft(v6)) return false;
   absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
   if (!sock.ok()) return false;
@@ -182,25 +175,17 @@ bool TeardownWithoutSnapshot(NetfilterSource& nf, const std::optional<RuleRecord
   absl::StatusOr<bool> has = nft::HasChain(nl, family, kNat, chain);
   if (!has.ok()) return false;
   if (!*has) return true;
-  if (record.has_value() && TableUnchanged(nl, *record, family, kNat) &&
-      RemoveChainOverNetlink(nl, family, chain, &*record).ok()) {
-    return true;
-  }
-  return RemoveChainOverNetlink(nl, family, chain, nullptr).ok();
+  std::optional<std::vector<NftRule>> recorded = records.Recorded(nl, RecordKey(t), family);
+  if (recorded.has_value() && RemoveChainOverNetlink(nl, family, chain, recorded).ok()) return true;
+  return RemoveChainOverNetlink(nl, family, chain, std::nullopt).ok();
 }
 
-// The records' key within the network's scope: the hash of the attachment's
-// instance. The file, "<cookie>-<network hash>-<instance hash>", is named as
-// before scoped stores, so records written before still serve.
-std::string RecordKey(const MasqTarget& t) { return HashWithPrefix(16, "", Instance(t)); }
-
 absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  RuleRecordStore store = RecordsOf(kRecordDir, t.network);
+  const RuleRecords records(kRecordDir, kNat, t.network);
   const std::string key = RecordKey(t);
   // A repeated ADD finds its chain: only the snapshot sees what is there.
-  const bool repeated = store.Load(key).has_value();
-  store.Remove(key);  // describes nothing once the rules change
-  RuleRecord record;
+  const bool repeated = records.Has(key);
+  records.Forget(key);  // describes nothing once the rules change
   bool all_recorded = true;
   for (bool v6 : {false, true}) {
     std::vector<net::IpPrefix> fam;
@@ -208,25 +193,24 @@ absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::I
       if (a.is_v4() != v6) fam.push_back(a);
     }
     if (fam.empty()) continue;
-    if (!repeated && SetupOverNetlink(nf, v6, fam, t, record)) continue;
+    if (!repeated && SetupOverNetlink(nf, v6, fam, t, records)) continue;
     all_recorded = false;
     absl::Status st = RetryOnConflict([&] { return SetupIptables(v6, fam, t); });
     if (!st.ok()) return Annotate(st, "setting up ipMasq (iptables)");
   }
   // Only a complete record: DEL trusts it for the families it names.
-  if (all_recorded) store.Save(key, record);
+  if (!all_recorded) records.Forget(key);
   return absl::OkStatus();
 }
 
 absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, std::vector<std::string>& errors) {
-  RuleRecordStore store = RecordsOf(kRecordDir, t.network);
-  const std::optional<RuleRecord> record = store.Load(RecordKey(t));
+  const RuleRecords records(kRecordDir, kNat, t.network);
   for (bool v6 : {false, true}) {
-    if (!IptablesAvailable(v6) || TeardownWithoutSnapshot(nf, record, v6, t)) continue;
+    if (!IptablesAvailable(v6) || TeardownWithoutSnapshot(nf, records, v6, t)) continue;
     absl::Status st = RetryOnConflict([&] { return TeardownIptables(v6, t); });
     if (!st.ok()) errors.emplace_back(st.message());
   }
-  store.Remove(RecordKey(t));
+  records.Forget(RecordKey(t));
   return absl::OkStatus();
 }
 
@@ -234,24 +218,16 @@ absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, 
 // `keep` lose their chains and jumps (upstream's chains carry no network
 // marker, so unrecorded ones cannot be told apart and stay, as upstream).
 void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std::vector<std::string>& keep) {
-  RuleRecordStore store = RecordsOf(kRecordDir, network);
-  for (const std::string& key : store.RecordsNotIn(keep)) {
-    std::optional<RuleRecord> record = store.Load(key);
-    absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
-    if (record.has_value() && sock.ok()) {
-      for (NftFamily family : {NftFamily::kIp, NftFamily::kIp6}) {
-        if (!TableUnchanged(**sock, *record, family, kNat)) continue;
-        for (const NftRule& r : record->rules) {
-          if (r.family == family && !r.jump.empty()) {
-            (void)RemoveChainOverNetlink(**sock, family, r.jump, &*record);
-            break;
-          }
-        }
-      }
+  const RuleRecords records(kRecordDir, kNat, network);
+  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
+  for (const std::string& key : records.StaleKeys(keep)) {
+    for (NftFamily family : {NftFamily::kIp, NftFamily::kIp6}) {
+      std::optional<std::vector<NftRule>> jumps = sock.ok() ? records.Recorded(**sock, key, family) : std::nullopt;
+      if (!jumps.has_value() || jumps->empty() || jumps->front().jump.empty()) continue;
+      (void)RemoveChainOverNetlink(**sock, family, jumps->front().jump, jumps);
     }
-    store.Remove(key);
   }
-  store.RemoveTemporariesBut(keep);
+  records.ForgetAllBut(keep);
 }
 
 // --- nftables -------------------------------------------------------------
@@ -266,95 +242,47 @@ void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std
 
 constexpr const char* kNftRecordDir = "/run/cni/ipmasq/nftables";
 
-// The rules of `t` in masq_checks, listed.
-absl::StatusOr<std::vector<NftRule>> ListedRulesOf(net::NetlinkSocket& nf, const MasqTarget& t) {
-  ASSIGN_OR_RETURN(std::vector<NftRule> rules, nft::ListRules(nf, kFamily, kTable, kChain));
-  const std::string prefix = InstanceHash(t);
-  std::erase_if(rules, [&prefix](const NftRule& r) { return !absl::StartsWith(r.comment, prefix); });
-  return rules;
-}
-
-// Records the attachment's rules among those a commit just added, with the
-// table's handle; without that handle, no record (DEL then lists).
-void RememberNft(net::NetlinkSocket& nf, const RuleRecordStore& store, const MasqTarget& t,
-                 const std::vector<NftRule>& added) {
-  const std::string key = RecordKey(t);
-  RuleRecord record;
-  if (!NoteTable(nf, record, kFamily, kTable)) return store.Remove(key);
-  const std::string prefix = InstanceHash(t);
-  for (const NftRule& r : added) {
-    if (r.chain == kChain && absl::StartsWith(r.comment, prefix)) record.rules.push_back(r);
-  }
-  store.Save(key, record);
-}
-
-// One attempt. The first trusts the attachment's record, or with none that
-// it has no rules yet (the spec forbids a second ADD without a DEL between);
-// a retry lists, since the failure may have been a recorded rule deleted by
-// someone else.
-absl::Status SetupNftOnce(net::NetlinkSocket& nf, const RuleRecordStore& store, const std::vector<net::IpPrefix>& addrs,
-                          const MasqTarget& t, bool first_attempt) {
-  // nullopt: unknown, list them.
-  std::optional<std::vector<NftRule>> stale =
-      first_attempt ? store.RulesToReplace(nf, RecordKey(t), kTable) : std::nullopt;
-  if (!stale.has_value()) {
-    ASSIGN_OR_RETURN(stale, ListedRulesOf(nf, t));
-  }
-  ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
-  NftBatch b;
-  // The shared part, written (as upstream does on every ADD) only when
-  // postrouting is not already the three rules ending in the goto, which
-  // also proves the table and masq_checks exist (a goto cannot name a
-  // missing chain). Writing it again is not free: re-adding a table or chain
-  // that exists is an update and the flush deletes rules, and the kernel
-  // frees both only after an RCU grace period, which the socket's close then
-  // waits for (ptp ADD with this backend: 16 ms, 2.8 ms without ipMasq). A
-  // table deleted meanwhile fails the commit, and the retry looks again.
-  if (post.size() != 3 || post.back().jump != kChain) {
-    b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
-    b.AddChain(kFamily, kTable, kChain, std::nullopt,
-               "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
-    b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
-    b.FlushChain(kFamily, kTable, "postrouting");
-    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
-    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
-    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
-  }
-  // Stale rules of this attachment (a repeated ADD) go in the same transaction.
-  for (const NftRule& r : *stale) b.DeleteRule(r);
-  std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
-  for (const net::IpPrefix& a : addrs) {
-    b.AddRule(kFamily, kTable, kChain,
-              NftRuleSpec()
-                  .SourceAddress(net::IpPrefix::Host(a.addr()))
-                  .DestAddress(a.Network(), /*equal=*/false)
-                  .Masquerade()
-                  .Comment(comment));
-  }
-  std::vector<NftRule> added;
-  RETURN_IF_ERROR(b.Commit(nf, &added));
-  RememberNft(nf, store, t, added);
-  return absl::OkStatus();
+// The attachment's rules: those in masq_checks whose comment starts with its
+// hash.
+OwnedRules RulesOf(const MasqTarget& t) {
+  return {{{kFamily, kChain}}, [prefix = InstanceHash(t)](const NftRule& r) { return absl::StartsWith(r.comment, prefix); }};
 }
 
 absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  RuleRecordStore store = RecordsOf(kNftRecordDir, t.network);
-  bool first = true;
-  return RetryOnConflict([&] { return SetupNftOnce(nf, store, addrs, t, std::exchange(first, false)); });
-}
-
-// The attachment's rules, by its record when the record can be trusted and
-// the deletion by handle succeeds, else listed.
-absl::Status TeardownNft(net::NetlinkSocket& nf, const MasqTarget& t) {
-  RuleRecordStore store = RecordsOf(kNftRecordDir, t.network);
-  const std::string key = RecordKey(t);
-  if (store.DeleteRecorded(nf, key, kTable)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<NftRule> mine, ListedRulesOf(nf, t));
-  NftBatch b;
-  for (const NftRule& r : mine) b.DeleteRule(r);
-  RETURN_IF_ERROR(b.Commit(nf));  // nothing of ours: a no-op
-  store.Remove(key);
-  return absl::OkStatus();
+  const RuleRecords records(kNftRecordDir, kTable, t.network);
+  return records.Replace(nf, RecordKey(t), RulesOf(t), [&](NftBatch& b) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
+    // The shared part, written (as upstream does on every ADD) only when
+    // postrouting is not already the three rules ending in the goto, which
+    // also proves the table and masq_checks exist (a goto cannot name a
+    // missing chain). Writing it again is not free: re-adding a table or
+    // chain that exists is an update and the flush deletes rules, and the
+    // kernel frees both only after an RCU grace period, which the socket's
+    // close then waits for (ptp ADD with this backend: 16 ms, 2.8 ms without
+    // ipMasq). A table deleted meanwhile fails the commit, and the retry
+    // looks again.
+    if (post.size() != 3 || post.back().jump != kChain) {
+      b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
+      b.AddChain(kFamily, kTable, kChain, std::nullopt,
+                 "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
+      b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+      b.FlushChain(kFamily, kTable, "postrouting");
+      b.AddRule(kFamily, kTable, "postrouting",
+                NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+      b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+      b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+    }
+    std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
+    for (const net::IpPrefix& a : addrs) {
+      b.AddRule(kFamily, kTable, kChain,
+                NftRuleSpec()
+                    .SourceAddress(net::IpPrefix::Host(a.addr()))
+                    .DestAddress(a.Network(), /*equal=*/false)
+                    .Masquerade()
+                    .Comment(comment));
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace
@@ -388,7 +316,8 @@ absl::Status TeardownIpMasq(net::NetlinkSocket& nf, const MasqTarget& t) {
   std::vector<std::string> errors;
   NetfilterSource source(&nf);
   (void)TeardownIptablesFamilies(source, t, errors);
-  if (absl::Status st = TeardownNft(nf, t); !st.ok()) errors.emplace_back(st.message());
+  const RuleRecords records(kNftRecordDir, kTable, t.network);
+  if (absl::Status st = records.Delete(nf, RecordKey(t), RulesOf(t)); !st.ok()) errors.emplace_back(st.message());
   if (errors.empty()) return absl::OkStatus();
   return Error(ErrorCode::kInternal, absl::StrCat("tearing down ipMasq: ", absl::StrJoin(errors, "; ")));
 }
@@ -409,17 +338,12 @@ absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const s
   GcIptablesRecords(source, network, keep_records);
   // nftables: the network's rules not kept, found by listing (GC is rare,
   // and a rule may have no record), then their records.
-  absl::StatusOr<std::vector<NftRule>> rules = nft::ListRules(nf, kFamily, kTable, kChain);
-  if (!rules.ok()) return Annotate(rules.status(), "garbage-collecting ipMasq (nftables)");
-  NftBatch b;
-  for (const NftRule& r : *rules) {
-    if (absl::StartsWith(r.comment, net_prefix) && std::find(keep.begin(), keep.end(), r.comment) == keep.end()) {
-      b.DeleteRule(r);
-    }
-  }
-  RETURN_IF_ERROR(b.Commit(nf), "garbage-collecting ipMasq (nftables)");
-  RuleRecordStore store = RecordsOf(kNftRecordDir, network);
-  store.RemoveAllBut(keep_records);
+  OwnedRules stale{{{kFamily, kChain}}, [&](const NftRule& r) {
+                     return absl::StartsWith(r.comment, net_prefix) &&
+                            std::find(keep.begin(), keep.end(), r.comment) == keep.end();
+                   }};
+  RETURN_IF_ERROR(RuleRecords(kNftRecordDir, kTable, network).Collect(nf, stale, keep_records),
+                  "garbage-collecting ipMasq (nftables)");
   return absl::OkStatus();
 }
 

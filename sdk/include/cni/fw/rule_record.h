@@ -1,4 +1,4 @@
-// What a plugin remembers of the nf_tables rules it made for a container,
+// What a plugin remembers of the nf_tables rules it made for an attachment,
 // so that DEL (and a repeated ADD) find them by handle instead of listing
 // every rule of a shared chain. A listing costs time in proportion
 // to all the containers' rules (the kernel serialises each one); a lookup by
@@ -6,14 +6,16 @@
 // portmap keeps, with nftables, every rule the container has in the
 // cni_hostport tables; with iptables (iptables-nft only, whose tables are
 // nf_tables tables) the jumps from CNI-HOSTPORT-DNAT into the container's
-// chain. firewall keeps the container's rules in CNI-FORWARD (or its own
-// table). ipMasq keeps, with iptables-nft, the container's POSTROUTING
-// jumps, and with nftables its rules in inet cni_plugins_masquerade.
+// chain. firewall keeps the attachment's rules in CNI-FORWARD (or its own
+// table), and per bridge its isolation rules. ipMasq keeps, with
+// iptables-nft, the attachment's POSTROUTING jumps, and with nftables its
+// rules in inet cni_plugins_masquerade.
 //
-// One small JSON file per container (a key the plugin chooses) in a
-// directory of the plugin's under /run/cni, named after the host network namespace's cookie and the container ID:
-// handles mean nothing in another namespace, and /run, like the rules, does
-// not outlive a reboot.
+// One small JSON file per attachment in a directory of the plugin's under
+// /run/cni, named "<host netns cookie>-<network hash>-<key>": handles mean
+// nothing in another namespace, /run, like the rules, does not outlive a
+// reboot, and every lookup and every GC sees only its own network's records
+// (one network's GC never forgets another network's).
 //
 // A record is a hint, never the truth. It is used only while each table it
 // names still has the handle it had when the rules were made (a table made
@@ -22,91 +24,93 @@
 // to listing, as upstream's plugins always do.
 #pragma once
 
-#include <cstdint>
-#include <map>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "cni/fw/nft.h"
+#include "cni/fw/nft_batch.h"
 #include "cni/fw/protocols.h"
 #include "cni/net/netlink.h"
 
 namespace cni::fw {
 
-// The rules one ADD made.
-struct RuleRecord {
-  std::map<NftFamily, uint64_t> tables;  // family (kIp, kIp6, kInet) -> the handle its table had then
-  std::vector<NftRule> rules;            // each with family, table, chain and handle
+// How a plugin tells an attachment's rules in a listing.
+struct OwnedRules {
+  // Where they live: each family's chain of the records' table ("" for the
+  // whole table).
+  std::vector<std::pair<NftFamily, std::string>> chains;
+  // Which rules there (or added by a commit) are the attachment's: by their
+  // comment, say.
+  std::function<bool(const NftRule&)> owns;
 };
 
-// Whether `family`'s `table` still has the handle `record` noted for it:
-// only then do the record's rule handles name the rules it made. False when
-// none was noted or the lookup fails.
-bool TableUnchanged(net::NetlinkSocket& nl, const RuleRecord& record, NftFamily family, const char* table);
-// Notes the handle `family`'s `table` has now. False when it has none or the
-// lookup fails: nothing may then be recorded for that table.
-bool NoteTable(net::NetlinkSocket& nl, RuleRecord& record, NftFamily family, const char* table);
-
-// The records of the calling thread's network namespace.
-class RuleRecordStore {
+// The records of one network's attachments in the calling thread's network
+// namespace, for rules in `table` (the same name in every family). Without
+// netns cookies (Linux before 5.14) nothing is kept: every lookup lists.
+class RuleRecords {
  public:
-  // Without netns cookies (Linux before 5.14) the store is disabled: Load
-  // finds nothing and Save keeps nothing. A non-empty `scope` (a network's
-  // NetworkHash, cni/fw/names.h) confines the store to that scope's records:
-  // each file is "<netns cookie>-<scope>-<key>", and every listing (GC's
-  // RemoveAllBut, RecordsNotIn, RemoveTemporariesBut) sees only those, so
-  // one network's GC never forgets another network's records.
-  static RuleRecordStore ForCurrentNetns(std::string dir, absl::string_view scope = "");
+  // `dir`: the plugin's directory under /run/cni. `network` "": records of
+  // no network (firewall's per-bridge isolation rules, and the files of
+  // versions before records were scoped).
+  RuleRecords(std::string dir, std::string table, absl::string_view network = "");
 
-  // Whether records are kept at all.
-  bool enabled() const { return !prefix_.empty(); }
-  // The container's record; nullopt when there is none or it is unreadable.
-  std::optional<RuleRecord> Load(const std::string& id) const;
-  // Replaces the container's record (written to a temporary file, then
-  // renamed, so a reader never sees half of it). Best effort: on failure
-  // the old record is removed, never left to describe other rules.
-  void Save(const std::string& id, const RuleRecord& record) const;
-  // Forgets the container: its record and the temporary file of a Save that
-  // was killed midway ("<record>~"); none is fine.
-  void Remove(const std::string& id) const;
-  // Forgets every container of this namespace that is not in `valid_ids`,
-  // temporary files included (GC). A listed container's temporary file stays:
-  // its ADD may be writing it.
-  void RemoveAllBut(const std::vector<std::string>& valid_ids) const;
-  // Only the temporary files of containers not in `valid_ids` whose ID
-  // starts with `id_prefix` (GC of a backend whose records of other
-  // networks' containers must stay: their IDs start otherwise).
-  void RemoveTemporariesBut(const std::vector<std::string>& valid_ids, absl::string_view id_prefix = "") const;
-  // The IDs of this namespace's records whose container is not in
-  // `valid_ids` (GC of rules a plugin can find only through its records).
-  std::vector<std::string> RecordsNotIn(const std::vector<std::string>& valid_ids) const {
-    return IdsNotIn(valid_ids, /*records=*/true, /*temporaries=*/false);
-  }
+  // --- The whole life, for rules that carry the attachment in a comment in
+  // shared chains (the native nftables layouts).
 
-  // For an ADD that replaces the container's rules: those its record names,
-  // when every table the record noted (each family's `table`) still has its
-  // handle; none when there is no record (a new container: the spec forbids
-  // a second ADD without a DEL between); nullopt when records are disabled or
-  // this one cannot be trusted: the caller lists.
-  std::optional<std::vector<NftRule>> RulesToReplace(net::NetlinkSocket& nl, const std::string& id,
-                                                     const char* table) const;
-  // For a DEL: deletes the rules the container's record names, in one
-  // transaction, then forgets the record. False, with nothing deleted, when
-  // there is no trusted record or a recorded rule is gone (someone else
-  // deleted it): the caller lists.
-  bool DeleteRecorded(net::NetlinkSocket& nl, const std::string& id, const char* table) const;
+  // ADD: one transaction deletes the attachment's earlier rules and adds
+  // what `build` puts in the batch, then the rules of it that `mine` owns
+  // are recorded. The earlier rules come from the record while it holds,
+  // else (none at all: a new attachment, as the spec forbids a second ADD
+  // without a DEL between) there are none; an untrusted record and every
+  // retry list them. Retried on conflict (cni/fw/iptables.h). A batch with
+  // nft text (nft::Apply) tells no handles: then nothing is recorded.
+  absl::Status Replace(net::NetlinkSocket& nl, const std::string& key, const OwnedRules& mine,
+                       const std::function<absl::Status(NftBatch&)>& build) const;
+  // DEL: the attachment's rules, by the record's handles while it holds,
+  // else those `mine` lists; then the record goes. Retried on conflict.
+  absl::Status Delete(net::NetlinkSocket& nl, const std::string& key, const OwnedRules& mine) const;
+  // GC: deletes the rules `stale` lists (one transaction), then forgets
+  // every record of this network whose key is not in `valid_keys`.
+  absl::Status Collect(net::NetlinkSocket& nl, const OwnedRules& stale, const std::vector<std::string>& valid_keys) const;
+
+  // --- The pieces, for the iptables-nft paths, where a record covers part
+  // of what the attachment has (its jumps) and the rest is found otherwise.
+
+  // Whether a record of `key` exists (its ADD was made before).
+  bool Has(const std::string& key) const;
+  // The recorded rules of `family` while the record holds (the table still
+  // has the handle noted with them); nullopt when it does not or there are
+  // none of that family.
+  std::optional<std::vector<NftRule>> Recorded(net::NetlinkSocket& nl, const std::string& key, NftFamily family) const;
+  // Records `rules` (just committed) as `key`'s rules of `family`, with the
+  // table's handle now, in place of those recorded before; the other
+  // families' stay. When the handle cannot be read, the whole record goes.
+  void Note(net::NetlinkSocket& nl, const std::string& key, NftFamily family, const std::vector<NftRule>& rules) const;
+  // Forgets `key`: its record, and a killed write's temporary file.
+  void Forget(const std::string& key) const;
+  // The keys of this network's records that are not in `valid_keys`.
+  std::vector<std::string> StaleKeys(const std::vector<std::string>& valid_keys) const;
+  // Forgets them, with the temporary files of keys not in `valid_keys` (a
+  // listed key's may be its ADD writing right now).
+  void ForgetAllBut(const std::vector<std::string>& valid_keys) const;
 
  private:
-  RuleRecordStore(std::string dir, std::string prefix) : dir_(std::move(dir)), prefix_(std::move(prefix)) {}
-  // The IDs of this namespace's files (records, and with `temporaries`
-  // temporary files) whose container is not in `valid_ids`.
-  std::vector<std::string> IdsNotIn(const std::vector<std::string>& valid_ids, bool records, bool temporaries) const;
-  std::string PathOf(const std::string& id) const;
+  struct Record;
+  std::optional<Record> Load(const std::string& key) const;
+  void Save(const std::string& key, const Record& record) const;
+  // The keys of this network's files (records, or temporary files) not in
+  // `valid_keys`.
+  std::vector<std::string> KeysNotIn(const std::vector<std::string>& valid_keys, bool temporaries) const;
+  std::string PathOf(const std::string& key) const;
 
   std::string dir_;
-  std::string prefix_;  // "<netns cookie>-"; empty when disabled
+  std::string table_;
+  std::string prefix_;  // "<netns cookie>-[<network hash>-]"; empty when disabled
 };
 
 }  // namespace cni::fw
