@@ -214,22 +214,6 @@ absl::Status TeardownIptablesFamilies(NetfilterSource& nf, const MasqTarget& t, 
   return absl::OkStatus();
 }
 
-// GC of what the records name: the recorded attachments of `network` not in
-// `keep` lose their chains and jumps (upstream's chains carry no network
-// marker, so unrecorded ones cannot be told apart and stay, as upstream).
-void GcIptablesRecords(NetfilterSource& nf, absl::string_view network, const std::vector<std::string>& keep) {
-  const RuleRecords records(kRecordDir, kNat, network);
-  absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
-  for (const std::string& key : records.StaleKeys(keep)) {
-    for (NftFamily family : {NftFamily::kIp, NftFamily::kIp6}) {
-      std::optional<std::vector<NftRule>> jumps = sock.ok() ? records.Recorded(**sock, key, family) : std::nullopt;
-      if (!jumps.has_value() || jumps->empty() || jumps->front().jump.empty()) continue;
-      (void)RemoveChainOverNetlink(**sock, family, jumps->front().jump, jumps);
-    }
-  }
-  records.ForgetAllBut(keep);
-}
-
 // --- nftables -------------------------------------------------------------
 //
 // One rule per attachment in the shared chain masq_checks. Upstream lists
@@ -334,8 +318,19 @@ absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const s
     keep.push_back(MasqNftComment(network, a.ifname, a.container_id));
     keep_records.push_back(RecordKey({std::string(network), a.ifname, a.container_id}));
   }
-  NetfilterSource source(&nf);
-  GcIptablesRecords(source, network, keep_records);
+  // iptables (iptables-nft): the recorded attachments not kept lose their
+  // chains and jumps. Upstream's chains carry no network marker: unrecorded
+  // ones cannot be told apart and stay, as upstream.
+  const RuleRecords ipt_records(kRecordDir, kNat, network);
+  for (const std::string& key : ipt_records.StaleKeys(keep_records)) {
+    for (NftFamily family : {NftFamily::kIp, NftFamily::kIp6}) {
+      std::optional<std::vector<NftRule>> jumps = ipt_records.Recorded(nf, key, family);
+      if (jumps.has_value() && !jumps->empty() && !jumps->front().jump.empty()) {
+        (void)RemoveChainOverNetlink(nf, family, jumps->front().jump, jumps);
+      }
+    }
+  }
+  ipt_records.ForgetAllBut(keep_records);
   // nftables: the network's rules not kept, found by listing (GC is rare,
   // and a rule may have no record), then their records.
   OwnedRules stale{{{kFamily, kChain}}, [&](const NftRule& r) {
