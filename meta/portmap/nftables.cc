@@ -26,7 +26,6 @@
 #include "absl/strings/str_join.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
-#include "cni/fw/iptables.h"  // RetryOnConflict
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
