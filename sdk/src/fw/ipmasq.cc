@@ -232,41 +232,43 @@ OwnedRules RulesOf(const MasqTarget& t) {
   return {{{kFamily, kChain}}, [prefix = InstanceHash(t)](const NftRule& r) { return absl::StartsWith(r.comment, prefix); }};
 }
 
+// The attachment's rules, after the shared part where it is not in place.
+absl::Status AppendNft(net::NetlinkSocket& nf, NftBatch& b, const std::vector<net::IpPrefix>& addrs,
+                       const MasqTarget& t) {
+  ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
+  // The shared part, written (as upstream does on every ADD) only when
+  // postrouting is not already the three rules ending in the goto, which
+  // also proves the table and masq_checks exist (a goto cannot name a
+  // missing chain). Writing it again is not free: re-adding a table or chain
+  // that exists is an update and the flush deletes rules, and the kernel
+  // frees both only after an RCU grace period, which the socket's close then
+  // waits for (ptp ADD with this backend: 16 ms, 2.8 ms without ipMasq). A
+  // table deleted meanwhile fails the commit, and the retry looks again.
+  if (post.size() != 3 || post.back().jump != kChain) {
+    b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
+    b.AddChain(kFamily, kTable, kChain, std::nullopt,
+               "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
+    b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
+    b.FlushChain(kFamily, kTable, "postrouting");
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
+    b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
+  }
+  std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
+  for (const net::IpPrefix& a : addrs) {
+    b.AddRule(kFamily, kTable, kChain,
+              NftRuleSpec()
+                  .SourceAddress(net::IpPrefix::Host(a.addr()))
+                  .DestAddress(a.Network(), /*equal=*/false)
+                  .Masquerade()
+                  .Comment(comment));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
   const RuleRecords records(kNftRecordDir, kTable, t.network);
-  return records.Replace(nf, RecordKey(t), RulesOf(t), [&](NftBatch& b) -> absl::Status {
-    ASSIGN_OR_RETURN(std::vector<NftRule> post, nft::ListRules(nf, kFamily, kTable, "postrouting"));
-    // The shared part, written (as upstream does on every ADD) only when
-    // postrouting is not already the three rules ending in the goto, which
-    // also proves the table and masq_checks exist (a goto cannot name a
-    // missing chain). Writing it again is not free: re-adding a table or
-    // chain that exists is an update and the flush deletes rules, and the
-    // kernel frees both only after an RCU grace period, which the socket's
-    // close then waits for (ptp ADD with this backend: 16 ms, 2.8 ms without
-    // ipMasq). A table deleted meanwhile fails the commit, and the retry
-    // looks again.
-    if (post.size() != 3 || post.back().jump != kChain) {
-      b.AddTable(kFamily, kTable, "Masquerading for plugins from github.com/containernetworking/plugins");
-      b.AddChain(kFamily, kTable, kChain, std::nullopt,
-                 "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet");
-      b.AddChain(kFamily, kTable, "postrouting", NftHook{"nat", "postrouting", 100});
-      b.FlushChain(kFamily, kTable, "postrouting");
-      b.AddRule(kFamily, kTable, "postrouting",
-                NftRuleSpec().DestAddress(*net::IpPrefix::Parse("224.0.0.0/4")).Return());
-      b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().DestAddress(*net::IpPrefix::Parse("ff00::/8")).Return());
-      b.AddRule(kFamily, kTable, "postrouting", NftRuleSpec().Goto(kChain));
-    }
-    std::string comment = MasqNftComment(t.network, t.ifname, t.container_id);
-    for (const net::IpPrefix& a : addrs) {
-      b.AddRule(kFamily, kTable, kChain,
-                NftRuleSpec()
-                    .SourceAddress(net::IpPrefix::Host(a.addr()))
-                    .DestAddress(a.Network(), /*equal=*/false)
-                    .Masquerade()
-                    .Comment(comment));
-    }
-    return absl::OkStatus();
-  });
+  return records.Replace(nf, RecordKey(t), RulesOf(t), [&](NftBatch& b) { return AppendNft(nf, b, addrs, t); });
 }
 
 }  // namespace
