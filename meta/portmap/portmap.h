@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/netlink.h"
@@ -84,17 +85,13 @@ void AppendForward(fw::NftBatch& batch, const Config& c, const std::string& id,
                    const std::vector<net::IpPrefix>& addrs, const std::set<fw::NftFamily>& shared_in_place = {});
 }  // namespace nft
 namespace ipt {
-// The restore lines of the per-container chain and its entry rules (tests).
+// The container's chain and its entry rules, each rule described once
+// (cni/fw/ipt_rule.h) and rendered as a restore line or, with iptables-nft,
+// as its netlink encoding.
 struct DnatRules {
-  std::string chain;                              // CNI-DN-<hash>
-  std::vector<std::vector<std::string>> entries;  // in CNI-HOSTPORT-DNAT, each "-j chain"
-  std::vector<std::vector<std::string>> rules;    // in the chain
-  // `entries` as nf_tables rules encoded as iptables-nft encodes them, for
-  // writing them over netlink; empty when conditions (free iptables
-  // arguments) are part of them.
-  std::vector<fw::NftRuleSpec> entry_rules;
-  // `rules` encoded likewise.
-  std::vector<fw::NftRuleSpec> chain_rules;
+  std::string chain;                 // CNI-DN-<hash>
+  std::vector<fw::IptRule> entries;  // in CNI-HOSTPORT-DNAT, each "-j chain"
+  std::vector<fw::IptRule> rules;    // in the chain
 };
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr);
 }  // namespace ipt

@@ -63,6 +63,13 @@ std::vector<std::string> IptTable::RulesOf(absl::string_view chain) const {
   return out;
 }
 
+bool IptTable::HasJump(absl::string_view chain, absl::string_view target) const {
+  for (const auto& [c, line] : rules) {
+    if (c == chain && IptJumpTarget(line) == target) return true;
+  }
+  return false;
+}
+
 IptTable ParseIptablesSave(absl::string_view text, absl::string_view table) {
   IptTable t;
   bool in_table = false;

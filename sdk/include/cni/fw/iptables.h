@@ -25,6 +25,8 @@ struct IptTable {
   bool HasChain(absl::string_view chain) const;
   // The "-A ..." lines of `chain`, in order.
   std::vector<std::string> RulesOf(absl::string_view chain) const;
+  // Whether a rule of `chain` jumps (-j or -g) to `target`.
+  bool HasJump(absl::string_view chain, absl::string_view target) const;
 };
 
 // Parses iptables-save output for one table.
