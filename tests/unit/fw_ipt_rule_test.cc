@@ -2,6 +2,7 @@
 // spelled as iptables-save prints the rule (tests/netns/ipt_rule_test.cc
 // checks that against iptables itself, and the netlink encoding).
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -26,4 +27,12 @@ TEST_CASE("IptRule: the restore line is iptables-save's spelling", "[fw]") {
   plain.Comment("plain_word-1").FreeArgs({"-s", "a b"}).Return();
   CHECK(plain.Saved() == "-A X -m comment --comment plain_word-1 -s \"a b\" -j RETURN");
   CHECK(IptRule("Y").Comment(std::string(300, 'x')).Args()[3].size() == 255);
+}
+
+TEST_CASE("IptRule: restore lines quote arguments that are not plain words", "[fw]") {
+  CHECK(IptRule("X").Comment("name: \"n\" id: \"c\"").Accept().AppendLine() ==
+        "-A X -m comment --comment \"name: \\\"n\\\" id: \\\"c\\\"\" -j ACCEPT\n");
+  CHECK(IptRule("POSTROUTING").Jump("Y").InsertFirstLine() == "-I POSTROUTING 1 -j Y\n");
+  CHECK(IptRule("X").FreeArgs({"it's", "\\"}).Args() == std::vector<std::string>{"it's", "\\"});
+  CHECK(IptRule("X").FreeArgs({"it's", "\\"}).Saved() == "-A X \"it's\" \"\\\\\"");
 }

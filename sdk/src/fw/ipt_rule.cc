@@ -78,109 +78,68 @@ std::string Info(const KernelStruct& options) {
 
 }  // namespace
 
+// A /0 that is not negated matches any address: iptables leaves it out.
+std::optional<IptRule::Address> IptRule::AddressMatch(const net::IpPrefix& prefix, bool negated) {
+  if (prefix.len() == 0 && !negated) return std::nullopt;
+  return Address{prefix.Network(), negated};
+}
+
 IptRule& IptRule::Source(const net::IpPrefix& prefix, bool negated) {
-  if (prefix.len() == 0 && !negated) {
-    source_.reset();
-  } else {
-    source_ = Address{prefix.Network(), negated};
-  }
+  source_ = AddressMatch(prefix, negated);
   return *this;
 }
-
 IptRule& IptRule::Dest(const net::IpPrefix& prefix, bool negated) {
-  if (prefix.len() == 0 && !negated) {
-    dest_.reset();
-  } else {
-    dest_ = Address{prefix.Network(), negated};
-  }
+  dest_ = AddressMatch(prefix, negated);
   return *this;
 }
-
 IptRule& IptRule::InInterface(absl::string_view name, bool negated) {
   in_ = Interface{std::string(name), negated};
   return *this;
 }
-
 IptRule& IptRule::OutInterface(absl::string_view name, bool negated) {
   out_ = Interface{std::string(name), negated};
   return *this;
 }
-
 IptRule& IptRule::Protocol(L4Protocol protocol) {
   protocol_ = protocol;
   return *this;
 }
 
-IptRule& IptRule::DestPort(uint16_t port) {
-  matches_.push_back({.kind = Match::Kind::kDestPort, .ports = {port}});
+IptRule& IptRule::Add(Match match) {
+  matches_.push_back(std::move(match));
   return *this;
 }
-
+IptRule& IptRule::DestPort(uint16_t port) { return Add({.kind = Match::Kind::kDestPort, .ports = {port}}); }
 IptRule& IptRule::DestPorts(const std::vector<uint16_t>& ports) {
-  Match m{.kind = Match::Kind::kDestPorts};
-  m.ports.assign(ports.begin(), ports.begin() + std::min<size_t>(ports.size(), XT_MULTI_PORTS));
-  matches_.push_back(std::move(m));
-  return *this;
+  const size_t n = std::min<size_t>(ports.size(), XT_MULTI_PORTS);
+  return Add({.kind = Match::Kind::kDestPorts, .ports = {ports.begin(), ports.begin() + n}});
 }
-
 IptRule& IptRule::Comment(absl::string_view text) {
-  matches_.push_back({.kind = Match::Kind::kComment, .text = std::string(text.substr(0, kMaxComment))});
-  return *this;
+  return Add({.kind = Match::Kind::kComment, .text = std::string(text.substr(0, kMaxComment))});
 }
-
-IptRule& IptRule::CtRelatedEstablished() {
-  matches_.push_back({.kind = Match::Kind::kCtState});
-  return *this;
-}
-
-IptRule& IptRule::DestTypeLocal() {
-  matches_.push_back({.kind = Match::Kind::kDestTypeLocal});
-  return *this;
-}
-
+IptRule& IptRule::CtRelatedEstablished() { return Add({.kind = Match::Kind::kCtState}); }
+IptRule& IptRule::DestTypeLocal() { return Add({.kind = Match::Kind::kDestTypeLocal}); }
 IptRule& IptRule::Mark(uint32_t value, uint32_t mask) {
-  matches_.push_back({.kind = Match::Kind::kMark, .value = value, .mask = mask});
-  return *this;
+  return Add({.kind = Match::Kind::kMark, .value = value, .mask = mask});
 }
-
 IptRule& IptRule::FreeArgs(const std::vector<std::string>& args) {
-  if (!args.empty()) matches_.push_back({.kind = Match::Kind::kFreeArgs, .args = args});
-  return *this;
+  return args.empty() ? *this : Add({.kind = Match::Kind::kFreeArgs, .args = args});
 }
 
-IptRule& IptRule::Jump(absl::string_view chain) {
-  target_ = {.kind = Target::Kind::kJump, .chain = std::string(chain)};
+IptRule& IptRule::Set(Target target) {
+  target_ = std::move(target);
   return *this;
 }
-
-IptRule& IptRule::Accept() {
-  target_ = {.kind = Target::Kind::kAccept};
-  return *this;
-}
-
-IptRule& IptRule::Drop() {
-  target_ = {.kind = Target::Kind::kDrop};
-  return *this;
-}
-
-IptRule& IptRule::Return() {
-  target_ = {.kind = Target::Kind::kReturn};
-  return *this;
-}
-
-IptRule& IptRule::Masquerade() {
-  target_ = {.kind = Target::Kind::kMasquerade};
-  return *this;
-}
-
+IptRule& IptRule::Jump(absl::string_view chain) { return Set({.kind = Target::Kind::kJump, .chain = std::string(chain)}); }
+IptRule& IptRule::Accept() { return Set({.kind = Target::Kind::kAccept}); }
+IptRule& IptRule::Drop() { return Set({.kind = Target::Kind::kDrop}); }
+IptRule& IptRule::Return() { return Set({.kind = Target::Kind::kReturn}); }
+IptRule& IptRule::Masquerade() { return Set({.kind = Target::Kind::kMasquerade}); }
 IptRule& IptRule::Dnat(const net::IpAddress& to, uint16_t port) {
-  target_ = {.kind = Target::Kind::kDnat, .to = to, .port = port};
-  return *this;
+  return Set({.kind = Target::Kind::kDnat, .to = to, .port = port});
 }
-
 IptRule& IptRule::SetXMark(uint32_t value, uint32_t mask) {
-  target_ = {.kind = Target::Kind::kSetXMark, .value = value, .mask = mask};
-  return *this;
+  return Set({.kind = Target::Kind::kSetXMark, .value = value, .mask = mask});
 }
 
 // --- iptables-save's text ----------------------------------------------------

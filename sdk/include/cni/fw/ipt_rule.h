@@ -73,18 +73,16 @@ class IptRule {
   // iptables-restore.
   IptRule& FreeArgs(const std::vector<std::string>& args);
 
-  // --- The target (the last one set counts).
-  // "-j CHAIN".
+  // --- The target, one of (the last one set counts): "-j CHAIN",
+  // "-j ACCEPT", "-j DROP", "-j RETURN", "-j MASQUERADE",
+  // "-j DNAT --to-destination ADDR:PORT" ("[ADDR]:PORT" for IPv6) and
+  // "-j MARK --set-xmark VALUE/MASK".
   IptRule& Jump(absl::string_view chain);
-  // "-j ACCEPT", "-j DROP", "-j RETURN".
   IptRule& Accept();
   IptRule& Drop();
   IptRule& Return();
-  // "-j MASQUERADE".
   IptRule& Masquerade();
-  // "-j DNAT --to-destination ADDR:PORT" ("[ADDR]:PORT" for IPv6).
   IptRule& Dnat(const net::IpAddress& to, uint16_t port);
-  // "-j MARK --set-xmark VALUE/MASK".
   IptRule& SetXMark(uint32_t value, uint32_t mask);
 
   // The chain the rule belongs to.
@@ -138,6 +136,9 @@ class IptRule {
     std::string text;
     enum class Quote { kNone, kSaved, kFree } quote = Quote::kNone;
   };
+  static std::optional<Address> AddressMatch(const net::IpPrefix& prefix, bool negated);
+  IptRule& Add(Match match);
+  IptRule& Set(Target target);
   std::vector<Word> Words() const;
   std::string Line(absl::string_view op_and_chain) const;
 
