@@ -167,9 +167,9 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
   return absl::OkStatus();
 }
 
-class IptablesBackend final : public Backend {
+class IptablesRuleSet final : public RuleSet {
  public:
-  explicit IptablesBackend(LazyNetfilter& nf)
+  explicit IptablesRuleSet(LazyNetfilter& nf)
       : nf_(nf),
         store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)),
         intents_(AddressIntents::ForCurrentNetns()) {}
@@ -276,6 +276,6 @@ class IptablesBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<IptablesBackend>(nf); }
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf) { return std::make_unique<IptablesRuleSet>(nf); }
 
 }  // namespace cni::firewall

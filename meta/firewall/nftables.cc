@@ -95,9 +95,9 @@ absl::StatusOr<std::vector<fw::NftRule>> Listed(net::NetlinkSocket& nl, fw::NftF
   return all;
 }
 
-class NftablesBackend final : public Backend {
+class NftablesRuleSet final : public RuleSet {
  public:
-  explicit NftablesBackend(LazyNetfilter& nf) : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)) {}
+  explicit NftablesRuleSet(LazyNetfilter& nf) : nf_(nf), store_(fw::RuleRecordStore::ForCurrentNetns(kRecordDir)) {}
 
   absl::Status Add(const Config& c, const Owner& o) override {
     ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
@@ -239,6 +239,6 @@ class NftablesBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeNftablesBackend(LazyNetfilter& nf) { return std::make_unique<NftablesBackend>(nf); }
+std::unique_ptr<RuleSet> MakeNftablesRuleSet(LazyNetfilter& nf) { return std::make_unique<NftablesRuleSet>(nf); }
 
 }  // namespace cni::firewall

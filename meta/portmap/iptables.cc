@@ -476,9 +476,9 @@ namespace {
 
 // The nat table's chains as upstream's portmap builds them, one commit per
 // family.
-class IptBackend final : public PortmapBackend {
+class IptablesRuleSet final : public RuleSet {
  public:
-  using PortmapBackend::PortmapBackend;
+  using RuleSet::RuleSet;
   absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
     for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(Forward(nf_, c, id, a));
     return absl::OkStatus();
@@ -505,6 +505,6 @@ class IptBackend final : public PortmapBackend {
 
 namespace cni::portmap {
 
-std::unique_ptr<PortmapBackend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<ipt::IptBackend>(nf); }
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf) { return std::make_unique<ipt::IptablesRuleSet>(nf); }
 
 }  // namespace cni::portmap

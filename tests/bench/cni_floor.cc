@@ -316,7 +316,8 @@ IpPrefix OtherAddress(int i) { return Prefix(absl::StrCat("10.89.", i / 250, "."
 
 void AddTwoRules() {
   cni::fw::NftBatch b;
-  b.AddRule(NftFamily::kIp, "cni_floor", "forward", Nft(IptRule("forward").Dest(Prefix("10.88.0.5/32")).CtRelatedEstablished().Accept()));
+  b.AddRule(NftFamily::kIp, "cni_floor", "forward",
+            Nft(IptRule("forward").Dest(Prefix("10.88.0.5/32")).CtRelatedEstablished().Accept()));
   b.AddRule(NftFamily::kIp, "cni_floor", "forward", Nft(IptRule("forward").Source(Prefix("10.88.0.5/32")).Accept()));
   CommitAdding(b);
 }
@@ -360,7 +361,8 @@ constexpr char kNatTable[] = "nat";
 std::string OwnChain(int i) { return absl::StrCat("floor-", i); }
 void AddMasqChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix& address) {
   b.AddChain(NftFamily::kIp, kNatTable, chain);
-  b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(chain).Dest(Prefix("10.88.0.0/16")).Comment("floor").Accept()));
+  b.AddRule(NftFamily::kIp, kNatTable, chain,
+            Nft(IptRule(chain).Dest(Prefix("10.88.0.0/16")).Comment("floor").Accept()));
   b.AddRule(NftFamily::kIp, kNatTable, chain,
             Nft(IptRule(chain).Dest(Prefix("224.0.0.0/4"), true).Comment("floor").Masquerade()));
   b.AddRule(NftFamily::kIp, kNatTable, "floor-postrouting",
@@ -434,7 +436,8 @@ void AddMappingChain(cni::fw::NftBatch& b, const std::string& chain, const IpPre
   b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(any).Source(Prefix("127.0.0.1/32")).Jump(kSetMark)));
   b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(any).Dnat(to.addr(), 80)));
   b.InsertRule(NftFamily::kIp, kNatTable, kHostportDnat,
-               Nft(IptRule(kHostportDnat).Protocol(L4Protocol::kTcp).Comment("floor").DestPorts({host_port}).Jump(chain)));
+               Nft(IptRule(kHostportDnat).Protocol(L4Protocol::kTcp).Comment("floor").DestPorts({host_port})
+                       .Jump(chain)));
 }
 void MakeNodeNatTable(int others) {
   MakeNatTable(0);

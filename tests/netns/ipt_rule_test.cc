@@ -125,7 +125,8 @@ struct Listing {
 };
 Listing List(NetnsFixture& fx, bool v6, const TableCase& t) {
   Listing l;
-  for (absl::string_view line : absl::StrSplit(MustExec(fx, "", {v6 ? "ip6tables-save" : "iptables-save", "-t", t.table}), '\n')) {
+  const std::string save = MustExec(fx, "", {v6 ? "ip6tables-save" : "iptables-save", "-t", t.table});
+  for (absl::string_view line : absl::StrSplit(save, '\n')) {
     if (!line.empty() && line[0] != '#') l.saved.emplace_back(line);
   }
   l.exprs = LinesWith(MustExec(fx, "", {"nft", "--debug=netlink", "list", "table", v6 ? "ip6" : "ip", t.table}), "[ ");

@@ -19,10 +19,12 @@ cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Pa
 TEST_CASE("IptRule: the restore line is iptables-save's spelling", "[fw]") {
   IptRule masq("CNI-MASQ");
   masq.Dest(P("224.0.0.0/4"), true).Comment("name: \"n\" id: \"c\"").Masquerade();
-  CHECK(masq.Saved() == "-A CNI-MASQ ! -d 224.0.0.0/4 -m comment --comment \"name: \\\"n\\\" id: \\\"c\\\"\" -j MASQUERADE");
+  CHECK(masq.Saved() ==
+        "-A CNI-MASQ ! -d 224.0.0.0/4 -m comment --comment \"name: \\\"n\\\" id: \\\"c\\\"\" -j MASQUERADE");
   IptRule dn("CNI-DN-1");
   dn.Source(P("0.0.0.0/0")).Dest(P("10.0.0.7/24")).Protocol(L4Protocol::kUdp).DestPort(53).Dnat(A("fd00::2"), 53);
-  CHECK(dn.InsertFirstLine() == "-I CNI-DN-1 1 -d 10.0.0.0/24 -p udp -m udp --dport 53 -j DNAT --to-destination [fd00::2]:53\n");
+  CHECK(dn.InsertFirstLine() ==
+        "-I CNI-DN-1 1 -d 10.0.0.0/24 -p udp -m udp --dport 53 -j DNAT --to-destination [fd00::2]:53\n");
   IptRule plain("X");
   plain.Comment("plain_word-1").FreeArgs({"-s", "a b"}).Return();
   CHECK(plain.Saved() == "-A X -m comment --comment plain_word-1 -s \"a b\" -j RETURN");

@@ -130,7 +130,9 @@ IptRule& IptRule::Set(Target target) {
   target_ = std::move(target);
   return *this;
 }
-IptRule& IptRule::Jump(absl::string_view chain) { return Set({.kind = Target::Kind::kJump, .chain = std::string(chain)}); }
+IptRule& IptRule::Jump(absl::string_view chain) {
+  return Set({.kind = Target::Kind::kJump, .chain = std::string(chain)});
+}
 IptRule& IptRule::Accept() { return Set({.kind = Target::Kind::kAccept}); }
 IptRule& IptRule::Drop() { return Set({.kind = Target::Kind::kDrop}); }
 IptRule& IptRule::Return() { return Set({.kind = Target::Kind::kReturn}); }
