@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cni/fw/ipmasq.h"
 #include "cni/fw/iptables.h"
 #include "cni/fw/ipt_rule.h"
 #include "cni/fw/names.h"
@@ -46,16 +47,18 @@ struct TableCase {
 TableCase Nat(bool v6) {
   const std::string host = v6 ? "fd00:90::3/128" : "10.90.0.3/32";
   const std::string net = v6 ? "fd00:90::/64" : "10.90.0.0/24";
-  const std::string comment = "name: \"pmnet\" id: \"c1\"";
   TableCase t{.table = "nat",
               .builtins = {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
-              .chains = {"CNI-MASQ", "CNI-HOSTPORT-DNAT", "CNI-DN-1", "CNI-HOSTPORT-SETMARK", "CNI-HOSTPORT-MASQ",
+              .chains = {"CNI-HOSTPORT-DNAT", "CNI-DN-1", "CNI-HOSTPORT-SETMARK", "CNI-HOSTPORT-MASQ",
                          "FREE"}};
   auto& r = t.rules;
-  // ipmasq.cc: the container's chain and POSTROUTING's jump to it.
-  r.push_back(IptRule("CNI-MASQ").Dest(P(net)).Comment(comment).Accept());
-  r.push_back(IptRule("CNI-MASQ").Dest(P(v6 ? "ff00::/8" : "224.0.0.0/4"), true).Comment(comment).Masquerade());
-  r.push_back(IptRule("POSTROUTING").Source(P(host)).Comment(comment).Jump("CNI-MASQ"));
+  // ipMasq's own rules (cni/fw/ipmasq.h): the container's chain and
+  // POSTROUTING's jump to it.
+  const cni::fw::MasqRules masq = cni::fw::IptMasqRules(v6, {P(v6 ? "fd00:90::3/64" : "10.90.0.3/24")},
+                                                        {.network = "pmnet", .ifname = "eth0", .container_id = "c1"});
+  t.chains.push_back(masq.chain);
+  r.insert(r.end(), masq.own.begin(), masq.own.end());
+  r.insert(r.end(), masq.jumps.begin(), masq.jumps.end());
   // portmap/iptables.cc: the entries, the container's chain (with and
   // without a host IP, masqAll's /0 source), the shared chains and jumps.
   for (L4Protocol p : {L4Protocol::kSctp, L4Protocol::kTcp, L4Protocol::kUdp}) {

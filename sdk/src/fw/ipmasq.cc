@@ -54,8 +54,6 @@ constexpr const char* kRecordDir = "/run/cni/ipmasq/iptables";
 constexpr const char* kNat = "nat";
 constexpr const char* kPostrouting = "POSTROUTING";
 
-const char* Multicast(bool v6) { return v6 ? "ff00::/8" : "224.0.0.0/4"; }
-
 // The call's netfilter socket: the caller's, else one opened on first use.
 class NetfilterSource {
  public:
@@ -66,27 +64,6 @@ class NetfilterSource {
   net::NetlinkSocket* given_;
   LazyNetfilter lazy_;
 };
-
-// The attachment's rules in one family, described once (cni/fw/ipt_rule.h)
-// for both ways of writing them: its chain, ACCEPT to each subnet then one
-// MASQUERADE to anything but multicast (upstream's AppendUnique keeps one),
-// and POSTROUTING's jump into it for each address.
-struct MasqRules {
-  std::string chain;
-  std::vector<IptRule> own;    // in `chain`
-  std::vector<IptRule> jumps;  // in POSTROUTING
-};
-
-MasqRules IptMasqRules(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  MasqRules m{.chain = ChainName(t.network, t.container_id)};
-  const std::string comment = Comment(t.network, t.container_id);
-  for (const net::IpPrefix& a : addrs) m.own.push_back(IptRule(m.chain).Dest(a).Comment(comment).Accept());
-  m.own.push_back(IptRule(m.chain).Dest(*net::IpPrefix::Parse(Multicast(v6)), true).Comment(comment).Masquerade());
-  for (const net::IpPrefix& a : addrs) {
-    m.jumps.push_back(IptRule(kPostrouting).Source(net::IpPrefix::Host(a.addr())).Comment(comment).Jump(m.chain));
-  }
-  return m;
-}
 
 // One family: (re)declare our chain (a declaration flushes it), drop stale
 // POSTROUTING jumps to it, add the rules. One restore = one commit.
@@ -362,6 +339,18 @@ absl::Status TeardownNft(net::NetlinkSocket& nf, const MasqTarget& t) {
 }
 
 }  // namespace
+
+MasqRules IptMasqRules(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  MasqRules m{.chain = ChainName(t.network, t.container_id)};
+  const std::string comment = Comment(t.network, t.container_id);
+  for (const net::IpPrefix& a : addrs) m.own.push_back(IptRule(m.chain).Dest(a).Comment(comment).Accept());
+  m.own.push_back(IptRule(m.chain).Dest(*net::IpPrefix::Parse(v6 ? "ff00::/8" : "224.0.0.0/4"), true).Comment(comment)
+                      .Masquerade());
+  for (const net::IpPrefix& a : addrs) {
+    m.jumps.push_back(IptRule(kPostrouting).Source(net::IpPrefix::Host(a.addr())).Comment(comment).Jump(m.chain));
+  }
+  return m;
+}
 
 std::string MasqNftComment(absl::string_view network, absl::string_view ifname, absl::string_view id) {
   MasqTarget t{std::string(network), std::string(ifname), std::string(id)};
