@@ -73,17 +73,14 @@ class IptRule {
   // iptables-restore.
   IptRule& FreeArgs(const std::vector<std::string>& args);
 
-  // --- The target, one of (the last one set counts): "-j CHAIN",
-  // "-j ACCEPT", "-j DROP", "-j RETURN", "-j MASQUERADE",
-  // "-j DNAT --to-destination ADDR:PORT" ("[ADDR]:PORT" for IPv6) and
-  // "-j MARK --set-xmark VALUE/MASK".
-  IptRule& Jump(absl::string_view chain);
-  IptRule& Accept();
-  IptRule& Drop();
-  IptRule& Return();
-  IptRule& Masquerade();
-  IptRule& Dnat(const net::IpAddress& to, uint16_t port);
-  IptRule& SetXMark(uint32_t value, uint32_t mask);
+  // --- The target (the last one set counts).
+  IptRule& Jump(absl::string_view chain);                  // "-j CHAIN"
+  IptRule& Accept();                                       // "-j ACCEPT"
+  IptRule& Drop();                                         // "-j DROP"
+  IptRule& Return();                                       // "-j RETURN"
+  IptRule& Masquerade();                                   // "-j MASQUERADE"
+  IptRule& Dnat(const net::IpAddress& to, uint16_t port);  // "-j DNAT --to-destination ADDR:PORT" ([ADDR] for IPv6)
+  IptRule& SetXMark(uint32_t value, uint32_t mask);        // "-j MARK --set-xmark VALUE/MASK"
 
   // The chain the rule belongs to.
   const std::string& chain() const { return chain_; }
