@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -35,36 +36,30 @@ std::string Hex(uint32_t v) {
   return buf;
 }
 
-// A string as iptables-save prints it (xtables_save_string): bare when it
-// is only letters, digits, '-' and '_', else quoted with '"', '\\' and '\''
-// escaped. iptables-restore reads it back as the same string.
-std::string SaveQuoted(absl::string_view s) {
-  const bool bare = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-  });
-  if (bare) return std::string(s);
+// `s` bare when it is not empty and `bare` holds for each character, else
+// in double quotes with the characters in `escape` backslash-escaped.
+std::string Quote(absl::string_view s, bool (*bare)(char), absl::string_view escape) {
+  if (!s.empty() && std::all_of(s.begin(), s.end(), bare)) return std::string(s);
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\' || c == '\'') out += '\\';
+    if (absl::StrContains(escape, c)) out += '\\';
     out += c;
   }
   return out + "\"";
 }
 
-// A user's argument for iptables-restore's parser: quoted only when it
-// holds a blank, a quote or a backslash.
+// A string as iptables-save prints it (xtables_save_string): bare when it
+// is only letters, digits, '-' and '_'. iptables-restore reads it back as
+// the same string.
+std::string SaveQuoted(absl::string_view s) {
+  return Quote(s, [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; },
+               "\"\\'");
+}
+
+// A user's argument for iptables-restore's parser, as the user wrote it:
+// quoted only when it holds a blank, a quote or a backslash.
 std::string FreeQuoted(absl::string_view a) {
-  bool plain = !a.empty();
-  for (char c : a) {
-    if (c == ' ' || c == '"' || c == '\\' || c == '\'' || c == '\t') plain = false;
-  }
-  if (plain) return std::string(a);
-  std::string out = "\"";
-  for (char c : a) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
+  return Quote(a, [](char c) { return !absl::StrContains(" \t\"'\\", c); }, "\"\\");
 }
 
 // An extension's options as nft_compat takes them: the kernel struct,
