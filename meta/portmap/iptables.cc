@@ -8,10 +8,10 @@
 // iptables-nft (whose tables are nf_tables tables) the usual ADD reads what
 // it needs over netlink instead of taking a snapshot and writes the
 // container's chain, rules and entries over netlink in iptables-nft's
-// encoding (rendered from the one rule model, cni/fw/ipt_rule.h), and DEL removes the container's
-// chain and its jumps in one nf_tables transaction, by the handles ADD
-// recorded (cni/fw/rule_record.h): no program runs, and neither grows much with the
-// table.
+// encoding (each rule described once, cni/fw/ipt_rule.h, and rendered either
+// way), and DEL removes the container's chain and its jumps in one nf_tables
+// transaction, by the handles ADD recorded (cni/fw/rule_record.h): no
+// program runs, and neither grows much with the table.
 #include <algorithm>
 #include <memory>
 #include <optional>
