@@ -8,8 +8,9 @@
 //     run; iptables-save then prints it as the same line, and iptables-nft
 //     deletes it, exactly as if iptables-restore had written it.
 // ipMasq (cni/fw/ipmasq.h) and the iptables backends of portmap and firewall
-// describe their rules here only; this file pair is the only place that knows
-// either syntax.
+// describe their rules here only: this file pair is the only place that
+// spells a rule in either form (chain declarations and reading
+// iptables-save's output are cni/fw/iptables.h's).
 //
 // Checked against iptables v1.8.9 (nf_tables), Debian 12's `iptables
 // --version`, by tests/netns/ipt_rule_test.cc: every rule shape the plugins
