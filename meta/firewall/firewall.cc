@@ -69,13 +69,13 @@ std::string Owner::IntentPrefix(const std::string& network) { return HashWithPre
 
 std::string Owner::Key() const { return absl::StrCat(container_id, "-", ifname); }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args) {
+absl::StatusOr<std::unique_ptr<RuleSet>> MakeRuleSet(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args) {
   switch (kind) {
-    case BackendKind::kIptables: return MakeIptablesBackend(nf);
-    case BackendKind::kNftables: return MakeNftablesBackend(nf);
+    case BackendKind::kIptables: return MakeIptablesRuleSet(nf);
+    case BackendKind::kNftables: return MakeNftablesRuleSet(nf);
     case BackendKind::kFirewalld: {
       ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
-      return MakeFirewalldBackend(nf, helper);
+      return MakeFirewalldRuleSet(nf, helper);
     }
     case BackendKind::kAuto: break;
   }
@@ -88,23 +88,23 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfi
   if (firewalld::SystemBusPresent() && firewalld::ProbeFirewalld() != firewalld::Probe::kNotRunning) {
     ASSIGN_OR_RETURN(firewalld::Helper helper, firewalld::Helper::Find(args));
     absl::StatusOr<bool> running = helper.FirewalldRunning();
-    if (running.ok() && *running) return MakeFirewalldBackend(nf, helper);
+    if (running.ok() && *running) return MakeFirewalldRuleSet(nf, helper);
   }
-  if (fw::IptablesAvailable(false)) return MakeIptablesBackend(nf);
-  return MakeNftablesBackend(nf);
+  if (fw::IptablesAvailable(false)) return MakeIptablesRuleSet(nf);
+  return MakeNftablesRuleSet(nf);
 }
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   RETURN_IF_ERROR(NeedBridge(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
+  ASSIGN_OR_RETURN(std::unique_ptr<RuleSet> rules, MakeRuleSet(c.backend, nf, args));
   const Owner owner = OwnerOf(args, c);
   // A failed ADD leaves nothing of the container's (the ingress policy's
   // per-bridge rules are shared, and stay, as upstream's do).
-  absl::Cleanup undo = [&] { (void)backend->Del(c, owner); };
-  RETURN_IF_ERROR(backend->Add(c, owner));
-  if (c.ingress_policy != IngressPolicy::kOpen) RETURN_IF_ERROR(backend->Isolate(c));
+  absl::Cleanup undo = [&] { (void)rules->Del(c, owner); };
+  RETURN_IF_ERROR(rules->Add(c, owner));
+  if (c.ingress_policy != IngressPolicy::kOpen) RETURN_IF_ERROR(rules->Isolate(c));
   std::move(undo).Cancel();
   return *c.prev_result;
 }
@@ -112,22 +112,22 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
 absl::Status Del(const CmdArgs& args, const TeardownConfig& t) {
   const Config& c = t.config;
   LazyNetfilter nf;
-  absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(c.backend, nf, args);
+  absl::StatusOr<std::unique_ptr<RuleSet>> rules = MakeRuleSet(c.backend, nf, args);
   // firewalld not running: its runtime sources went with it. But without
   // the helper, on a host with a system bus, they may still be there.
-  const bool no_helper = CodeOf(backend.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable);
-  if (!backend.ok() && c.backend == BackendKind::kFirewalld && !(no_helper && firewalld::SystemBusPresent())) {
+  const bool no_helper = CodeOf(rules.status()) == static_cast<int>(ErrorCode::kPluginNotAvailable);
+  if (!rules.ok() && c.backend == BackendKind::kFirewalld && !(no_helper && firewalld::SystemBusPresent())) {
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(backend.status());
-  return (*backend)->Del(c, OwnerOf(args, c));
+  RETURN_IF_ERROR(rules.status());
+  return (*rules)->Del(c, OwnerOf(args, c));
 }
 
 absl::Status Check(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   LazyNetfilter nf;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(c.backend, nf, args));
-  return backend->Check(c, OwnerOf(args, c));
+  ASSIGN_OR_RETURN(std::unique_ptr<RuleSet> rules, MakeRuleSet(c.backend, nf, args));
+  return rules->Check(c, OwnerOf(args, c));
 }
 
 absl::Status Gc(const CmdArgs& args, const TeardownConfig& t) {
@@ -135,12 +135,13 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& t) {
   for (const Attachment& a : args.conf.valid_attachments) {
     valid.push_back(Owner{.network = t.config.name, .container_id = a.container_id, .ifname = a.ifname});
   }
-  // Both packet-filter backends (the configuration may have switched);
+  // The rule sets of both packet filters (the configured backend may have
+  // switched);
   // firewalld's zone sources carry no owner, so they are left to DEL.
   LazyNetfilter nf;
   std::vector<absl::Status> failures;
-  std::unique_ptr<Backend> backends[] = {MakeIptablesBackend(nf), MakeNftablesBackend(nf)};
-  for (const std::unique_ptr<Backend>& b : backends) {
+  std::unique_ptr<RuleSet> rule_sets[] = {MakeIptablesRuleSet(nf), MakeNftablesRuleSet(nf)};
+  for (const std::unique_ptr<RuleSet>& b : rule_sets) {
     if (absl::Status st = b->Gc(t.config.name, valid); !st.ok()) failures.push_back(st);
   }
   return JoinErrors(failures);

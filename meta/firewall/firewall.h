@@ -45,14 +45,15 @@ struct Owner {
 
 using fw::LazyNetfilter;  // the call's one netfilter socket (cni/fw/nft.h)
 
-// A place the rules go. Add: the addresses' rules (none may exist yet;
-// repeated ADDs must not duplicate). Del: remove them, missing is fine.
-// Check: they exist. Gc: remove the rules of `network`'s attachments not in
+// The attachment's rules in one place: iptables, nftables, or firewalld's
+// zone sources (the configured backend names which). Add: the addresses'
+// rules (none may exist yet; repeated ADDs must not duplicate). Del: remove
+// them, missing is fine. Check: they exist. Gc: remove the rules of `network`'s attachments not in
 // `valid`. Isolate: the ingress policy's rules for c.bridge (only called
 // when the policy is not open).
-class Backend {
+class RuleSet {
  public:
-  virtual ~Backend() = default;
+  virtual ~RuleSet() = default;
   virtual absl::Status Add(const Config& c, const Owner& o) = 0;
   virtual absl::Status Del(const Config& c, const Owner& o) = 0;
   virtual absl::Status Check(const Config& c, const Owner& o) = 0;
@@ -62,16 +63,17 @@ class Backend {
 
 // iptables.cc: upstream's chains in the filter tables (iptables-nft through
 // netlink when it can, else iptables-restore).
-std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf);
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf);
 // nftables.cc: tables ip/ip6 cni_firewall.
-std::unique_ptr<Backend> MakeNftablesBackend(LazyNetfilter& nf);
-// firewalld_backend.cc: zone sources over D-Bus, through the helper; the
+std::unique_ptr<RuleSet> MakeNftablesRuleSet(LazyNetfilter& nf);
+// firewalld_rule_set.cc: zone sources over D-Bus, through the helper; the
 // ingress policy through iptables, as upstream. Code 11 when firewalld does
 // not run.
-absl::StatusOr<std::unique_ptr<Backend>> MakeFirewalldBackend(LazyNetfilter& nf, const firewalld::Helper& helper);
+absl::StatusOr<std::unique_ptr<RuleSet>> MakeFirewalldRuleSet(LazyNetfilter& nf, const firewalld::Helper& helper);
 
-// The backend a configuration names; for auto, the one the host has. `args`
+// The rule set of the backend a configuration names; for auto, of the one
+// the host has. `args`
 // tells where the firewalld helper may be (CNI_PATH) and the bus address.
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args);
+absl::StatusOr<std::unique_ptr<RuleSet>> MakeRuleSet(BackendKind kind, LazyNetfilter& nf, const CmdArgs& args);
 
 }  // namespace cni::firewall

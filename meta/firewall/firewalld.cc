@@ -19,12 +19,8 @@
 namespace cni::firewall::firewalld {
 namespace {
 
-constexpr const char* kBusName = "org.freedesktop.DBus";
-constexpr const char* kBusPath = "/org/freedesktop/DBus";
-
+// firewalld's name on the bus.
 constexpr const char* kFirewalldName = "org.fedoraproject.FirewallD1";
-constexpr const char* kFirewalldPath = "/org/fedoraproject/FirewallD1";
-constexpr const char* kZoneInterface = "org.fedoraproject.FirewallD1.zone";
 // The D-Bus error firewalld replies with for its own errors; the message
 // starts with firewalld's error name ("INVALID_ZONE: nope").
 constexpr const char* kFirewalldException = "org.fedoraproject.FirewallD1.Exception";
@@ -105,6 +101,14 @@ int Call(sd_bus* bus, const Method& method, std::initializer_list<absl::string_v
   return r;
 }
 
+// A method of firewalld's zone interface, called with (zone, source): what
+// Call returns.
+int CallZone(sd_bus* bus, const char* member, absl::string_view zone, absl::string_view source, BusError& error,
+             MessagePtr& reply) {
+  const Method method{kFirewalldName, "/org/fedoraproject/FirewallD1", "org.fedoraproject.FirewallD1.zone", member};
+  return Call(bus, method, {zone, source}, error, reply);
+}
+
 // The CNI code for a failed call.
 ErrorCode CodeFor(const BusError& error, int r) {
   const std::string fw = error.FirewalldCode();
@@ -157,14 +161,15 @@ absl::StatusOr<Client> Client::Connect() {
 bool Client::FirewalldRunning() {
   BusError error;
   MessagePtr reply;
-  return Call(bus_.get(), {kBusName, kBusPath, kBusName, "GetNameOwner"}, {kFirewalldName}, error, reply) >= 0;
+  // The bus's own GetNameOwner: does anyone own firewalld's name?
+  const Method get_name_owner{"org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner"};
+  return Call(bus_.get(), get_name_owner, {kFirewalldName}, error, reply) >= 0;
 }
 
 absl::Status Client::AddSource(absl::string_view zone, absl::string_view source) {
   BusError error;
   MessagePtr reply;
-  int r = Call(bus_.get(), {kFirewalldName, kFirewalldPath, kZoneInterface, "addSource"}, {zone, source},
-               error, reply);
+  int r = CallZone(bus_.get(), "addSource", zone, source, error, reply);
   // Already a source of this zone: what we wanted (upstream does the same).
   if (r < 0 && error.FirewalldCode() != "ZONE_ALREADY_SET") {
     return CallError(absl::StrCat("adding ", source, " to zone ", Quoted(zone)), error, r);
@@ -175,8 +180,7 @@ absl::Status Client::AddSource(absl::string_view zone, absl::string_view source)
 absl::Status Client::RemoveSource(absl::string_view zone, absl::string_view source) {
   BusError error;
   MessagePtr reply;
-  int r = Call(bus_.get(), {kFirewalldName, kFirewalldPath, kZoneInterface, "removeSource"}, {zone, source},
-               error, reply);
+  int r = CallZone(bus_.get(), "removeSource", zone, source, error, reply);
   if (r >= 0) return absl::OkStatus();
   // Not in this zone: in no zone (UNKNOWN_SOURCE), in another one
   // (ZONE_CONFLICT), or the zone does not exist (INVALID_ZONE; firewalld
@@ -190,8 +194,7 @@ absl::StatusOr<bool> Client::QuerySource(absl::string_view zone, absl::string_vi
   BusError error;
   MessagePtr reply;
   const std::string what = absl::StrCat("querying ", source, " in zone ", Quoted(zone));
-  int r = Call(bus_.get(), {kFirewalldName, kFirewalldPath, kZoneInterface, "querySource"}, {zone, source},
-               error, reply);
+  int r = CallZone(bus_.get(), "querySource", zone, source, error, reply);
   if (r < 0) return CallError(what, error, r);
   int in_zone = 0;  // sd-bus reads a D-Bus boolean into an int
   r = Api().message_read_basic(reply.get(), 'b', &in_zone);

@@ -8,7 +8,7 @@
 //
 // With iptables-nft (whose tables are nf_tables tables) the usual ADD reads
 // the few facts it needs over netlink and appends the address rules over
-// netlink in iptables-nft's own encoding (cni/fw/iptables_nft_encoding.h),
+// netlink in iptables-nft's own encoding (cni/fw/ipt_rule.h renders both),
 // recording their handles (cni/fw/rule_record.h); DEL removes them by those
 // handles. No program runs and neither grows with the number of containers.
 // Everything else (the node's first ADD, iptables-legacy, a DEL without a
@@ -20,11 +20,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"
-#include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/fw/rule_record.h"
 #include "firewall.h"
@@ -44,15 +43,19 @@ std::vector<net::IpPrefix> OfFamily(const std::vector<net::IpPrefix>& all, bool 
   return out;
 }
 
-// The restore lines ("-A CNI-FORWARD ...", no newline) of the addresses'
-// rules, as iptables-save prints them.
+// The addresses' rules, in order.
+std::vector<fw::IptRule> AddressRules(const std::vector<net::IpPrefix>& addrs) {
+  std::vector<fw::IptRule> rules;
+  for (const net::IpPrefix& a : addrs) {
+    for (fw::IptRule& r : ipt::AddressRules(a)) rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+// The addresses' rules as iptables-save prints them ("-A CNI-FORWARD ...").
 std::vector<std::string> AddressLines(const std::vector<net::IpPrefix>& addrs) {
   std::vector<std::string> lines;
-  for (const net::IpPrefix& a : addrs) {
-    for (const std::vector<std::string>& args : ipt::AddressRules(a)) {
-      lines.push_back(std::string(absl::StripSuffix(fw::IptLine("-A", ipt::kPrivChain, args), "\n")));
-    }
-  }
+  for (const fw::IptRule& r : AddressRules(addrs)) lines.push_back(r.Saved());
   return lines;
 }
 
@@ -102,10 +105,10 @@ absl::StatusOr<bool> AddOverNetlink(LazyNetfilter& nf, const Config& c, bool v6,
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf.Get());
   const fw::NftFamily family = fw::IpFamily(v6);
   if (SharedInPlace(*nl, family, c.admin_chain) != true) return false;
+  std::optional<std::vector<fw::NftRuleSpec>> specs = fw::ToNft(AddressRules(addrs), v6);
+  if (!specs.has_value()) return false;
   fw::NftBatch b;
-  for (const net::IpPrefix& a : addrs) {
-    for (fw::NftRuleSpec& spec : ipt::AddressRulesNft(a)) b.AddRule(family, ipt::kFilter, ipt::kPrivChain, std::move(spec));
-  }
+  for (fw::NftRuleSpec& spec : *specs) b.AddRule(family, ipt::kFilter, ipt::kPrivChain, std::move(spec));
   std::vector<fw::NftRule> added;
   RETURN_IF_ERROR(b.Commit(*nl, &added), "adding firewall rules");
   records.Note(*nl, key, family, added);
@@ -137,8 +140,8 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
   for (const std::string& chain : {std::string(ipt::kPrivChain), c.admin_chain}) {
     if (!t.HasChain(chain)) return missing(absl::StrCat("chain ", chain));
   }
-  if (!ipt::HasJump(t, ipt::kForwardChain, ipt::kPrivChain)) return missing("FORWARD rule jumping to CNI-FORWARD");
-  if (!ipt::HasJump(t, ipt::kPrivChain, c.admin_chain)) {
+  if (!t.HasJump(ipt::kForwardChain, ipt::kPrivChain)) return missing("FORWARD rule jumping to CNI-FORWARD");
+  if (!t.HasJump(ipt::kPrivChain, c.admin_chain)) {
     return missing(absl::StrCat("CNI-FORWARD rule jumping to ", c.admin_chain));
   }
   std::vector<std::string> present = t.RulesOf(ipt::kPrivChain);
@@ -148,9 +151,9 @@ absl::Status CheckFamily(const Config& c, bool v6, const std::vector<net::IpPref
   return absl::OkStatus();
 }
 
-class IptablesBackend final : public Backend {
+class IptablesRuleSet final : public RuleSet {
  public:
-  explicit IptablesBackend(LazyNetfilter& nf) : nf_(nf), intents_(AddressIntents::ForCurrentNetns()) {}
+  explicit IptablesRuleSet(LazyNetfilter& nf) : nf_(nf), intents_(AddressIntents::ForCurrentNetns()) {}
 
   absl::Status Add(const Config& c, const Owner& o) override {
     const fw::RuleRecords records(kRecordDir, ipt::kFilter, o.network);
@@ -266,6 +269,6 @@ class IptablesBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<IptablesBackend>(nf); }
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf) { return std::make_unique<IptablesRuleSet>(nf); }
 
 }  // namespace cni::firewall

@@ -1,6 +1,7 @@
-// The iptables rules of upstream's firewall plugin, as restore arguments (and
-// as iptables-save prints them) and in iptables-nft's encoding, plus the
-// ingress policy's isolation chains (isolation.cc).
+// The iptables rules of upstream's firewall plugin, each described once
+// (cni/fw/ipt_rule.h: rendered as the restore line iptables-save prints, or
+// in iptables-nft's encoding), plus the ingress policy's isolation chains
+// (isolation.cc).
 #pragma once
 
 #include <string>
@@ -9,7 +10,7 @@
 #include "absl/status/status.h"
 #include "cni/base/ip.h"
 #include "cni/fw/iptables.h"
-#include "cni/fw/nft_batch.h"
+#include "cni/fw/ipt_rule.h"
 #include "firewall.h"
 
 namespace cni::firewall::ipt {
@@ -20,17 +21,13 @@ inline constexpr const char* kPrivChain = "CNI-FORWARD";
 inline constexpr const char* kRulesComment = "CNI firewall plugin rules";
 inline constexpr const char* kAdminComment = "CNI firewall plugin admin overrides";
 
-// An address's two rules in CNI-FORWARD (arguments after "-A CNI-FORWARD"):
-// replies to the container's connections, and everything it sends.
-std::vector<std::vector<std::string>> AddressRules(const net::IpPrefix& host);
-// The same rules as iptables-nft encodes them.
-std::vector<fw::NftRuleSpec> AddressRulesNft(const net::IpPrefix& host);
+// An address's two rules in CNI-FORWARD: replies to the container's
+// connections, and everything it sends.
+std::vector<fw::IptRule> AddressRules(const net::IpPrefix& host);
 // The restore lines making what is missing of the shared part: the chains
 // CNI-FORWARD and `admin`, FORWARD's jump to CNI-FORWARD and CNI-FORWARD's
 // jump to `admin`, each jump put first as upstream does.
 std::string SharedLines(const fw::IptTable& t, const std::string& admin);
-// Whether a rule of `chain` jumps to `target`.
-bool HasJump(const fw::IptTable& t, const std::string& chain, const std::string& target);
 
 // The ingress policy's isolation chains for c.bridge (upstream's
 // CNI-ISOLATION-STAGE-1/2), in each family that c has addresses of. Shared

@@ -17,7 +17,6 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "cni/base/status_macros.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/rule_record.h"
@@ -36,22 +35,10 @@ std::string PolicyComment(IngressPolicy p) {
                       p == IngressPolicy::kIsolated ? "isolated" : "same-bridge", ")");
 }
 
-using Args = std::vector<std::string>;
-
-Args Commented(Args rule, const std::string& comment, const std::string& target) {
-  rule.insert(rule.end(), {"-m", "comment", "--comment", comment, "-j", target});
-  return rule;
-}
-
-// One rule as iptables-save prints it, without the newline.
-std::string Saved(const std::string& chain, const Args& args) {
-  return std::string(absl::StripSuffix(fw::IptLine("-A", chain, args), "\n"));
-}
-
 // The bridge's own rules per chain, in the order they end up (top first).
 struct BridgeRules {
-  std::vector<Args> stage1;
-  std::vector<Args> stage2;
+  std::vector<fw::IptRule> stage1;
+  std::vector<fw::IptRule> stage2;
 };
 
 BridgeRules RulesFor(const Config& c) {
@@ -59,10 +46,10 @@ BridgeRules RulesFor(const Config& c) {
   const std::string policy = PolicyComment(c.ingress_policy);
   BridgeRules r;
   if (c.ingress_policy == IngressPolicy::kIsolated) {
-    r.stage1.push_back(Commented({"-i", br, "-o", br}, policy, "DROP"));
+    r.stage1.push_back(fw::IptRule(kStage1).InInterface(br).OutInterface(br).Comment(policy).Drop());
   }
-  r.stage1.push_back(Commented({"-i", br, "!", "-o", br}, policy, kStage2));
-  r.stage2.push_back(Commented({"-o", br}, kSharedComment, "DROP"));
+  r.stage1.push_back(fw::IptRule(kStage1).InInterface(br).OutInterface(br, true).Comment(policy).Jump(kStage2));
+  r.stage2.push_back(fw::IptRule(kStage2).OutInterface(br).Comment(kSharedComment).Drop());
   return r;
 }
 
@@ -78,16 +65,16 @@ std::string MissingLines(const fw::IptTable& t, const BridgeRules& r) {
   for (const char* chain : {kStage1, kStage2}) {
     if (!t.HasChain(chain)) absl::StrAppend(&b, "-N ", chain, "\n");
   }
-  if (!HasJump(t, kForwardChain, kStage1)) {
-    b += fw::IptLine("-I", absl::StrCat(kForwardChain, " 1"), Commented({}, kSharedComment, kStage1));
+  if (!t.HasJump(kForwardChain, kStage1)) {
+    b += fw::IptRule(kForwardChain).Comment(kSharedComment).Jump(kStage1).InsertFirstLine();
   }
   for (auto [chain, rules] : {std::pair{kStage1, &r.stage1}, std::pair{kStage2, &r.stage2}}) {
     const std::vector<std::string> present = t.RulesOf(chain);
     for (auto it = rules->rbegin(); it != rules->rend(); ++it) {
-      if (!Has(present, Saved(chain, *it))) b += fw::IptLine("-I", absl::StrCat(chain, " 1"), *it);
+      if (!Has(present, it->Saved())) b += it->InsertFirstLine();
     }
-    Args ret = Commented({}, kSharedComment, "RETURN");
-    if (!Has(present, Saved(chain, ret))) b += fw::IptLine("-A", chain, ret);
+    const fw::IptRule ret = fw::IptRule(chain).Comment(kSharedComment).Return();
+    if (!Has(present, ret.Saved())) b += ret.AppendLine();
   }
   return b;
 }
@@ -129,8 +116,8 @@ std::optional<std::vector<fw::NftRule>> WithHandles(net::NetlinkSocket& nl, bool
     const std::vector<std::string> saved = t->RulesOf(chain);
     absl::StatusOr<std::vector<fw::NftRule>> listed = fw::nft::ListRules(nl, family, kFilter, chain);
     if (!listed.ok() || listed->size() != saved.size()) return std::nullopt;
-    for (const Args& rule : *rules) {
-      auto at = std::find(saved.begin(), saved.end(), Saved(chain, rule));
+    for (const fw::IptRule& rule : *rules) {
+      auto at = std::find(saved.begin(), saved.end(), rule.Saved());
       if (at == saved.end()) return std::nullopt;
       found.push_back((*listed)[at - saved.begin()]);
     }

@@ -95,9 +95,9 @@ fw::OwnedRules Selected(std::function<bool(const std::string&)> select) {
           [select = std::move(select)](const fw::NftRule& r) { return select(r.comment); }};
 }
 
-class NftablesBackend final : public Backend {
+class NftablesRuleSet final : public RuleSet {
  public:
-  explicit NftablesBackend(LazyNetfilter& nf) : nf_(nf) {}
+  explicit NftablesRuleSet(LazyNetfilter& nf) : nf_(nf) {}
 
   // One transaction: the table and its chains on the node's first ADD
   // (cni_forward is created exclusively, so of two first ADDs at once one
@@ -194,6 +194,6 @@ class NftablesBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeNftablesBackend(LazyNetfilter& nf) { return std::make_unique<NftablesBackend>(nf); }
+std::unique_ptr<RuleSet> MakeNftablesRuleSet(LazyNetfilter& nf) { return std::make_unique<NftablesRuleSet>(nf); }
 
 }  // namespace cni::firewall

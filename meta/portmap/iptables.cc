@@ -8,12 +8,11 @@
 // iptables-nft (whose tables are nf_tables tables) the usual ADD reads what
 // it needs over netlink instead of taking a snapshot and writes the
 // container's chain, rules and entries over netlink in iptables-nft's
-// encoding (cni/fw/iptables_nft_encoding.h), and DEL removes the container's
-// chain and its jumps in one nf_tables transaction, by the handles ADD
-// recorded (cni/fw/rule_record.h): no program runs, and neither grows much with the
-// table.
+// encoding (each rule described once, cni/fw/ipt_rule.h, and rendered either
+// way), and DEL removes the container's chain and its jumps in one nf_tables
+// transaction, by the handles ADD recorded (cni/fw/rule_record.h): no
+// program runs, and neither grows much with the table.
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -25,7 +24,7 @@
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"
-#include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
@@ -45,20 +44,6 @@ std::string DnatComment(const std::string& network, const std::string& id) {
   std::string c = absl::StrCat("dnat name: \"", network, "\" id: \"", id, "\"");
   if (c.size() > kMaxComment) c.resize(kMaxComment - 3), c += "...";
   return c;
-}
-
-std::string MarkDef(int bit) {
-  char buf[32];
-  unsigned v = 1u << bit;
-  std::snprintf(buf, sizeof buf, "%#x/%#x", v, v);
-  return buf;
-}
-
-bool HasJumpTo(const fw::IptTable& t, absl::string_view chain, absl::string_view target) {
-  for (const std::string& line : t.RulesOf(chain)) {
-    if (fw::IptJumpTarget(line) == target) return true;
-  }
-  return false;
 }
 
 // Lines that remove a container's chain and every jump into it.
@@ -81,7 +66,8 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
   std::string set_mark = c.external_set_mark_chain.value_or(kSetMark);
   const std::vector<std::string>& conds = v6 ? c.conditions_v6 : c.conditions_v4;
 
-  // Entry rules: multiport, 15 ports each, protocols in sorted order.
+  // Entry rules: multiport, 15 ports each, protocols in sorted order; the
+  // user's conditions (free iptables arguments) after the ports.
   for (fw::L4Protocol proto : {fw::L4Protocol::kSctp, fw::L4Protocol::kTcp, fw::L4Protocol::kUdp}) {
     std::vector<uint16_t> ports;
     for (const PortMapping& m : c.mappings) {
@@ -89,48 +75,25 @@ DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPr
     }
     for (size_t i = 0; i < ports.size(); i += kMultiportMax) {
       std::vector<uint16_t> chunk(ports.begin() + i, ports.begin() + std::min(ports.size(), i + kMultiportMax));
-      std::vector<std::string> r = {"-m", "comment", "--comment", comment, "-m", "multiport", "-p",
-                                    fw::L4ProtocolName(proto), "--destination-ports", absl::StrJoin(chunk, ",")};
-      r.insert(r.end(), conds.begin(), conds.end());
-      r.insert(r.end(), {"-j", d.chain});
-      d.entries.push_back(std::move(r));
-      if (conds.empty()) d.entry_rules.push_back(fw::iptables_nft::MultiportJump(comment, proto, chunk, d.chain));
+      d.entries.push_back(
+          fw::IptRule(kDnat).Protocol(proto).Comment(comment).DestPorts(chunk).FreeArgs(conds).Jump(d.chain));
     }
   }
 
   // Per mapping: mark hairpin, mark localhost (IPv4), DNAT. Marks first.
-  // Each also as iptables-nft encodes it.
-  std::string to = v6 ? absl::StrCat("[", addr.addr().ToString(), "]:") : absl::StrCat(addr.addr().ToString(), ":");
   for (const PortMapping& m : MappingsFor(c, addr)) {
-    std::vector<std::string> base = {"-p", fw::L4ProtocolName(m.protocol), "--dport", absl::StrCat(m.host_port)};
-    std::optional<net::IpPrefix> pinned;
-    if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) {
-      base.insert(base.end(), {"-d", m.host_ip->ToString()});
-      pinned = net::IpPrefix::Host(*m.host_ip);
-    }
-    auto match = [&](std::optional<net::IpPrefix> source) {
-      return fw::iptables_nft::PortMatch{
-          .protocol = m.protocol, .source = source, .dest = pinned, .dport = static_cast<uint16_t>(m.host_port)};
-    };
+    fw::IptRule base(d.chain);
+    if (m.host_ip.has_value() && !m.host_ip->IsUnspecified()) base.Dest(net::IpPrefix::Host(*m.host_ip));
+    base.Protocol(m.protocol).DestPort(static_cast<uint16_t>(m.host_port));
     if (c.snat) {
+      // masqAll: from anywhere (a /0, which the rule leaves out).
       net::IpPrefix src = c.masq_all ? *net::IpPrefix::Parse(v6 ? "::/0" : "0.0.0.0/0") : addr.Network();
-      std::vector<std::string> hp = base;
-      hp.insert(hp.end(), {"-s", src.ToString(), "-j", set_mark});
-      d.rules.push_back(std::move(hp));
-      d.chain_rules.push_back(fw::iptables_nft::PortJump(match(src), set_mark));
+      d.rules.push_back(fw::IptRule(base).Source(src).Jump(set_mark));
       if (!v6 && !c.masq_all) {
-        std::vector<std::string> lo = base;
-        lo.insert(lo.end(), {"-s", "127.0.0.1", "-j", set_mark});
-        d.rules.push_back(std::move(lo));
-        d.chain_rules.push_back(
-            fw::iptables_nft::PortJump(match(net::IpPrefix::Host(*net::IpAddress::Parse("127.0.0.1"))), set_mark));
+        d.rules.push_back(fw::IptRule(base).Source(*net::IpPrefix::Parse("127.0.0.1/32")).Jump(set_mark));
       }
     }
-    std::vector<std::string> dnat = base;
-    dnat.insert(dnat.end(), {"-j", "DNAT", "--to-destination", absl::StrCat(to, m.container_port)});
-    d.rules.push_back(std::move(dnat));
-    d.chain_rules.push_back(fw::iptables_nft::PortDnat(match(std::nullopt), addr.addr(),
-                                                       static_cast<uint16_t>(m.container_port)));
+    d.rules.push_back(fw::IptRule(base).Dnat(addr.addr(), static_cast<uint16_t>(m.container_port)));
   }
   return d;
 }
@@ -157,10 +120,10 @@ NatState FromSnapshot(const fw::IptTable& t, const std::string& chain) {
   s.set_mark_empty = t.RulesOf(kSetMark).empty();
   s.has_masq = t.HasChain(kMasq);
   s.masq_empty = t.RulesOf(kMasq).empty();
-  s.postrouting_to_masq = HasJumpTo(t, "POSTROUTING", kMasq);
+  s.postrouting_to_masq = t.HasJump("POSTROUTING", kMasq);
   s.has_dnat = t.HasChain(kDnat);
-  s.prerouting_to_dnat = HasJumpTo(t, "PREROUTING", kDnat);
-  s.output_to_dnat = HasJumpTo(t, "OUTPUT", kDnat);
+  s.prerouting_to_dnat = t.HasJump("PREROUTING", kDnat);
+  s.output_to_dnat = t.HasJump("OUTPUT", kDnat);
   for (const std::string& line : t.RulesOf(kDnat)) {
     if (fw::IptJumpTarget(line) == chain) s.stale += fw::IptDeleteLine(line);
   }
@@ -231,7 +194,11 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
   // a program run, and "-I CNI-HOSTPORT-DNAT 1" makes it read every rule of
   // that chain first (~3 ms at 1,000 containers). Only shared chains still
   // missing (the node's first mapping) are made with iptables-restore.
-  const bool over_netlink = t.has_value() && !d.entry_rules.empty();
+  // Entries with the user's conditions (free iptables arguments) have no
+  // encoding here: they go through iptables-restore.
+  std::optional<std::vector<fw::NftRuleSpec>> entry_rules, chain_rules;
+  if (t.has_value()) entry_rules = fw::ToNft(d.entries, v6), chain_rules = fw::ToNft(d.rules, v6);
+  const bool over_netlink = entry_rules.has_value() && !entry_rules->empty() && chain_rules.has_value();
   if (!t.has_value()) {
     ASSIGN_OR_RETURN(fw::IptTable snapshot, fw::IptablesSave(v6, "nat"));
     t = FromSnapshot(snapshot, d.chain);
@@ -241,23 +208,21 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
   // flushes): if a concurrent ADD created one since we looked, -N fails and
   // the whole commit is retried after looking again.
   if (c.snat && !c.external_set_mark_chain.has_value()) {
-    std::string mark = MarkDef(c.mark_masq_bit);
+    const uint32_t mark = 1u << c.mark_masq_bit;
     if (!t->has_set_mark) absl::StrAppend(&b, "-N ", kSetMark, "\n");
     if (t->set_mark_empty) {
-      b += fw::IptLine("-A", kSetMark,
-                       {"-m", "comment", "--comment", "CNI portfwd masquerade mark", "-j", "MARK", "--set-xmark", mark});
+      b += fw::IptRule(kSetMark).Comment("CNI portfwd masquerade mark").SetXMark(mark, mark).AppendLine();
     }
     if (!t->has_masq) absl::StrAppend(&b, "-N ", kMasq, "\n");
-    if (t->masq_empty) b += fw::IptLine("-A", kMasq, {"-m", "mark", "--mark", mark, "-j", "MASQUERADE"});
+    if (t->masq_empty) b += fw::IptRule(kMasq).Mark(mark, mark).Masquerade().AppendLine();
     // First in POSTROUTING, ahead of ipMasq's chains.
     if (!t->postrouting_to_masq) {
-      b += fw::IptLine("-I", "POSTROUTING 1",
-                       {"-m", "comment", "--comment", "CNI portfwd requiring masquerade", "-j", kMasq});
+      b += fw::IptRule("POSTROUTING").Comment("CNI portfwd requiring masquerade").Jump(kMasq).InsertFirstLine();
     }
   }
   if (!t->has_dnat) absl::StrAppend(&b, "-N ", kDnat, "\n");
   for (auto [entry, jumps] : {std::pair{"PREROUTING", t->prerouting_to_dnat}, std::pair{"OUTPUT", t->output_to_dnat}}) {
-    if (!jumps) b += fw::IptLine("-A", entry, {"-m", "addrtype", "--dst-type", "LOCAL", "-j", kDnat});
+    if (!jumps) b += fw::IptRule(entry).DestTypeLocal().Jump(kDnat).AppendLine();
   }
   if (over_netlink) {
     if (!b.empty()) {
@@ -268,8 +233,8 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
     const fw::NftFamily family = fw::IpFamily(v6);
     fw::NftBatch own;
     own.AddChain(family, "nat", d.chain);
-    for (const fw::NftRuleSpec& r : d.chain_rules) own.AddRule(family, "nat", d.chain, r);
-    for (const fw::NftRuleSpec& r : d.entry_rules) own.InsertRule(family, "nat", kDnat, r);
+    for (fw::NftRuleSpec& r : *chain_rules) own.AddRule(family, "nat", d.chain, std::move(r));
+    for (fw::NftRuleSpec& r : *entry_rules) own.InsertRule(family, "nat", kDnat, std::move(r));
     std::vector<fw::NftRule> added;
     RETURN_IF_ERROR(own.Commit(*nl, &added));
     std::erase_if(added, [](const fw::NftRule& r) { return r.chain != kDnat; });
@@ -280,9 +245,9 @@ absl::Status ForwardOnce(LazyNetfilter& nf, const Config& c, const DnatRules& d,
   // declaration flushes it, so a leftover chain is reused cleanly).
   b += t->stale;
   absl::StrAppend(&b, ":", d.chain, " - [0:0]\n");
-  for (const auto& r : d.rules) b += fw::IptLine("-A", d.chain, r);
+  for (const fw::IptRule& r : d.rules) b += r.AppendLine();
   // Prepended: the most recent container using a host port wins.
-  for (const auto& r : d.entries) b += fw::IptLine("-I", absl::StrCat(kDnat, " 1"), r);
+  for (const fw::IptRule& r : d.entries) b += r.InsertFirstLine();
   return fw::IptablesRestore(v6, "nat", b);
 }
 }  // namespace
@@ -420,8 +385,8 @@ static absl::Status Check(const Config& c, const std::string& id, const net::IpP
   };
   if (!t.HasChain(d.chain)) return missing(absl::StrCat("chain ", d.chain));
   if (t.RulesOf(d.chain).size() < d.rules.size()) return missing(absl::StrCat("rules in ", d.chain));
-  if (!HasJumpTo(t, kDnat, d.chain)) return missing(absl::StrCat("jump from ", kDnat, " to ", d.chain));
-  if (!HasJumpTo(t, "PREROUTING", kDnat) || !HasJumpTo(t, "OUTPUT", kDnat)) {
+  if (!t.HasJump(kDnat, d.chain)) return missing(absl::StrCat("jump from ", kDnat, " to ", d.chain));
+  if (!t.HasJump("PREROUTING", kDnat) || !t.HasJump("OUTPUT", kDnat)) {
     return missing(absl::StrCat("jumps to ", kDnat));
   }
   return absl::OkStatus();
@@ -475,9 +440,9 @@ namespace {
 
 // The nat table's chains as upstream's portmap builds them, one commit per
 // family.
-class IptBackend final : public PortmapBackend {
+class IptablesRuleSet final : public RuleSet {
  public:
-  using PortmapBackend::PortmapBackend;
+  using RuleSet::RuleSet;
   absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override {
     for (const net::IpPrefix& a : addrs) RETURN_IF_ERROR(Forward(nf_, c, id, a));
     return absl::OkStatus();
@@ -504,6 +469,6 @@ class IptBackend final : public PortmapBackend {
 
 namespace cni::portmap {
 
-std::unique_ptr<PortmapBackend> MakeIptablesBackend(LazyNetfilter& nf) { return std::make_unique<ipt::IptBackend>(nf); }
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf) { return std::make_unique<ipt::IptablesRuleSet>(nf); }
 
 }  // namespace cni::portmap

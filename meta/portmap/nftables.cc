@@ -211,9 +211,9 @@ bool SharedInPlace(net::NetlinkSocket& nl, const Config& c, bool v6) {
 namespace {
 
 // Tables ip/ip6 cni_hostport, through one NETLINK_NETFILTER socket.
-class NftBackend final : public PortmapBackend {
+class NftablesRuleSet final : public RuleSet {
  public:
-  using PortmapBackend::PortmapBackend;
+  using RuleSet::RuleSet;
   absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
   absl::Status Del(const TeardownConfig& c, const std::string& id) override;
   absl::Status Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) override;
@@ -223,7 +223,7 @@ class NftBackend final : public PortmapBackend {
 // The container's rules in one transaction with those it had (a repeated
 // ADD), recorded (cni/fw/rule_record.h); the shared part only where it is
 // not in place already.
-absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+absl::Status NftablesRuleSet::Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   const char* what = "unable to set up nftables rules for port mappings";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   const fw::RuleRecords records(kNftRecordDir, kTable, c.name);
@@ -239,7 +239,7 @@ absl::Status NftBackend::Add(const Config& c, const std::string& id, const std::
 
 // By the record, else by listing, the attachment's rules and those whose
 // comment is the bare container ID (see the top of the file).
-absl::Status NftBackend::Del(const TeardownConfig& c, const std::string& id) {
+absl::Status NftablesRuleSet::Del(const TeardownConfig& c, const std::string& id) {
   const char* what = "deleting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   const fw::RuleRecords records(kNftRecordDir, kTable, c.name);
@@ -250,7 +250,7 @@ absl::Status NftBackend::Del(const TeardownConfig& c, const std::string& id) {
   return absl::OkStatus();
 }
 
-absl::Status NftBackend::Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
+absl::Status NftablesRuleSet::Check(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) {
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get());
   // Only the families the container has are checked: a missing ip6 table is
   // fine for an IPv4-only container (upstream 1.1.1 got this wrong).
@@ -277,7 +277,7 @@ absl::Status NftBackend::Check(const Config& c, const std::string& id, const std
 // The rules of `network`'s containers not in `valid_ids`, found by their
 // comments. A rule whose comment does not name this network (another
 // network's, or a bare container ID that could be any network's) stays.
-absl::Status NftBackend::Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
+absl::Status NftablesRuleSet::Gc(const std::string& network, const std::vector<std::string>& valid_ids) {
   const char* what = "garbage-collecting nftables port-mapping rules";
   ASSIGN_OR_RETURN(net::NetlinkSocket * nl, nf_.Get(), what);
   const std::string network_hash = fw::NetworkHash(network);
@@ -297,6 +297,6 @@ absl::Status NftBackend::Gc(const std::string& network, const std::vector<std::s
 
 namespace cni::portmap {
 
-std::unique_ptr<PortmapBackend> MakeNftablesBackend(LazyNetfilter& nf) { return std::make_unique<nft::NftBackend>(nf); }
+std::unique_ptr<RuleSet> MakeNftablesRuleSet(LazyNetfilter& nf) { return std::make_unique<nft::NftablesRuleSet>(nf); }
 
 }  // namespace cni::portmap

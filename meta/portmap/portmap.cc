@@ -46,11 +46,11 @@ absl::Status JoinFailures(std::initializer_list<absl::Status> results) {
 absl::Status RemoveRules(LazyNetfilter& nf, const TeardownConfig& c, const std::string& id) {
   absl::Status ipt, nft;
   if (c.nftables_configured) {
-    nft = MakeNftablesBackend(nf)->Del(c, id);
-    ipt = MakeIptablesBackend(nf)->Del(c, id);
+    nft = MakeNftablesRuleSet(nf)->Del(c, id);
+    ipt = MakeIptablesRuleSet(nf)->Del(c, id);
   } else {
-    ipt = MakeIptablesBackend(nf)->Del(c, id);
-    nft = MakeNftablesBackend(nf)->Del(c, id);
+    ipt = MakeIptablesRuleSet(nf)->Del(c, id);
+    nft = MakeNftablesRuleSet(nf)->Del(c, id);
   }
   return JoinFailures({ipt, nft});
 }
@@ -88,8 +88,8 @@ absl::Status EnableLocalnetRouting(const net::IpAddress& container_ip) {
 }  // namespace
 
 
-std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& nf) {
-  return backend == fw::Backend::kNftables ? MakeNftablesBackend(nf) : MakeIptablesBackend(nf);
+std::unique_ptr<RuleSet> MakeRuleSet(fw::Backend backend, LazyNetfilter& nf) {
+  return backend == fw::Backend::kNftables ? MakeNftablesRuleSet(nf) : MakeIptablesRuleSet(nf);
 }
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
@@ -101,15 +101,15 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
   if (c.mappings.empty() || addrs.empty()) return *c.prev_result;
 
   LazyNetfilter nf;
-  std::unique_ptr<PortmapBackend> backend = MakeBackend(c.backend, nf);
+  std::unique_ptr<RuleSet> rules = MakeRuleSet(c.backend, nf);
   // A failed ADD must leave nothing (an iptables family may already be
   // committed when the other fails): undo with DEL, which is thorough.
   auto undo = [&](absl::Status st) {
     (void)Teardown(nf, TeardownConfig::Of(c), args.container_id);
     return st;
   };
-  if (absl::Status st = backend->Add(c, args.container_id, addrs); !st.ok()) {
-    return backend->Transactional() ? st : undo(st);
+  if (absl::Status st = rules->Add(c, args.container_id, addrs); !st.ok()) {
+    return rules->Transactional() ? st : undo(st);
   }
   if (c.cont_v4.has_value() && c.snat) {
     if (absl::Status st = EnableLocalnetRouting(c.cont_v4->addr()); !st.ok()) return undo(st);
@@ -131,7 +131,7 @@ absl::Status Check(const CmdArgs& args, const Config& c) {
   if (!c.prev_result.has_value()) return Error(ErrorCode::kInvalidNetworkConfig, "portmap: required prevResult missing");
   if (c.mappings.empty()) return absl::OkStatus();
   LazyNetfilter nf;
-  return MakeBackend(c.backend, nf)->Check(c, args.container_id, Addresses(c));
+  return MakeRuleSet(c.backend, nf)->Check(c, args.container_id, Addresses(c));
 }
 
 absl::Status Gc(const CmdArgs& args, const TeardownConfig& c) {
@@ -139,8 +139,8 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& c) {
   for (const Attachment& a : args.conf.valid_attachments) valid.push_back(a.container_id);
   LazyNetfilter nf;
   // Both backends, every failure reported.
-  absl::Status ipt = MakeIptablesBackend(nf)->Gc(c.name, valid);
-  absl::Status nft = MakeNftablesBackend(nf)->Gc(c.name, valid);
+  absl::Status ipt = MakeIptablesRuleSet(nf)->Gc(c.name, valid);
+  absl::Status nft = MakeNftablesRuleSet(nf)->Gc(c.name, valid);
   return JoinFailures({ipt, nft});
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/netlink.h"
@@ -20,7 +21,7 @@
 
 namespace cni::portmap {
 
-// Where each backend's rule records live (cni/fw/rule_record.h: one file per
+// Where each rule set's records live (cni/fw/rule_record.h: one file per
 // host namespace and container).
 inline constexpr const char* kNftRecordDir = "/run/cni/portmap/nftables";
 inline constexpr const char* kIptRecordDir = "/run/cni/portmap/iptables";
@@ -35,23 +36,24 @@ absl::Status Gc(const CmdArgs& args, const TeardownConfig& c);
 PluginFuncs Funcs();
 std::vector<std::string> SupportedVersions();
 
-// --- backends (nftables.cc, iptables.cc) ------------------------------------
-// Both backends' tables are of family fw::IpFamily(v6) (with iptables-nft,
-// iptables' tables are nf_tables tables too).
+// --- rule sets, one per packet filter (nftables.cc, iptables.cc) -----------
+// Both packet filters' tables are of family fw::IpFamily(v6) (with
+// iptables-nft, iptables' tables are nf_tables tables too).
 
 // The call's one netfilter socket (cni/fw/nft.h).
 using LazyNetfilter = fw::LazyNetfilter;
 
-// One packet-filter backend. Add: install the rules for every address in
+// The port mappings' rules in one packet filter (the configured
+// fw::Backend names which). Add: install the rules for every address in
 // `addrs` (at most one per family), replacing this container's earlier
 // rules. Del: remove this container's rules, missing is fine. Check: the
 // rules exist. Gc: remove the rules of `network`'s containers not in
 // `valid_ids`. An object is used by one thread, through the call's netfilter
 // socket it was made with.
-class PortmapBackend {
+class RuleSet {
  public:
-  explicit PortmapBackend(LazyNetfilter& nf) : nf_(nf) {}
-  virtual ~PortmapBackend() = default;
+  explicit RuleSet(LazyNetfilter& nf) : nf_(nf) {}
+  virtual ~RuleSet() = default;
   // See above.
   virtual absl::Status Add(const Config& c, const std::string& id, const std::vector<net::IpPrefix>& addrs) = 0;
   // See above.
@@ -69,11 +71,11 @@ class PortmapBackend {
 };
 
 // nftables.cc: tables ip/ip6 cni_hostport.
-std::unique_ptr<PortmapBackend> MakeNftablesBackend(LazyNetfilter& nf);
+std::unique_ptr<RuleSet> MakeNftablesRuleSet(LazyNetfilter& nf);
 // iptables.cc: upstream's nat chains (iptables-restore, or netlink with iptables-nft).
-std::unique_ptr<PortmapBackend> MakeIptablesBackend(LazyNetfilter& nf);
-// The configured backend.
-std::unique_ptr<PortmapBackend> MakeBackend(fw::Backend backend, LazyNetfilter& nf);
+std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf);
+// The rule set of the configured backend.
+std::unique_ptr<RuleSet> MakeRuleSet(fw::Backend backend, LazyNetfilter& nf);
 
 namespace nft {
 // Appends the tables, chains and rules Add makes to `batch` (Add puts the
@@ -84,17 +86,13 @@ void AppendForward(fw::NftBatch& batch, const Config& c, const std::string& id,
                    const std::vector<net::IpPrefix>& addrs, const std::set<fw::NftFamily>& shared_in_place = {});
 }  // namespace nft
 namespace ipt {
-// The restore lines of the per-container chain and its entry rules (tests).
+// The container's chain and its entry rules, each rule described once
+// (cni/fw/ipt_rule.h) and rendered as a restore line or, with iptables-nft,
+// as its netlink encoding.
 struct DnatRules {
-  std::string chain;                              // CNI-DN-<hash>
-  std::vector<std::vector<std::string>> entries;  // in CNI-HOSTPORT-DNAT, each "-j chain"
-  std::vector<std::vector<std::string>> rules;    // in the chain
-  // `entries` as nf_tables rules encoded as iptables-nft encodes them, for
-  // writing them over netlink; empty when conditions (free iptables
-  // arguments) are part of them.
-  std::vector<fw::NftRuleSpec> entry_rules;
-  // `rules` encoded likewise.
-  std::vector<fw::NftRuleSpec> chain_rules;
+  std::string chain;                 // CNI-DN-<hash>
+  std::vector<fw::IptRule> entries;  // in CNI-HOSTPORT-DNAT, each "-j chain"
+  std::vector<fw::IptRule> rules;    // in the chain
 };
 DnatRules BuildDnatRules(const Config& c, const std::string& id, const net::IpPrefix& addr);
 }  // namespace ipt

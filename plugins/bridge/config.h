@@ -69,9 +69,9 @@ struct TeardownConfig : Config {
 };
 
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
-// accepts for a veth (unicast, not all zeros), and with ipMasq a usable
-// ipMasqBackend (cni/fw). DEL does not call this, so a container that
-// upstream's bridge set up (or an ADD that failed) can always be torn down.
+// accepts for a veth (unicast, not all zeros). DEL does not call this, so a
+// container that upstream's bridge set up (or an ADD that failed) can always
+// be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::bridge

@@ -131,7 +131,6 @@ absl::Status CheckHost(const Result& prev, int index) {
 }  // namespace
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(RequireSupported(config));
   ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
   if (!prev) return Error(ErrorCode::kInvalidNetworkConfig, "ptp: required prevResult missing");
 

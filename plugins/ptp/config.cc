@@ -2,7 +2,6 @@
 
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
-#include "cni/fw/backend.h"
 #include "cni/plugin/config_schema.h"
 #include "cni/plugin/plugin_keys.h"
 
@@ -39,11 +38,6 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   }
   c.ipam_type = args.conf.ipam_type;
   return c;
-}
-
-absl::Status RequireSupported(const Config& config) {
-  if (!config.ip_masq) return absl::OkStatus();
-  return Annotate(fw::SelectBackend(config.ip_masq_backend).status(), "ptp: ipMasqBackend");
 }
 
 std::vector<std::string> Config::KeyNames() {

@@ -24,7 +24,6 @@ struct Config {
 
   // Parses and validates the ptp keys of `args.conf`. Wrong types are code 6,
   // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
-  // Does not judge ipMasq; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
   // The configuration keys Parse reads: its key table's names and the keys
   // read beside it ("ipam": the IPAM plugin it delegates to). The README's
@@ -40,10 +39,5 @@ struct Config {
 struct TeardownConfig : Config {
   static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
 };
-
-// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
-// ipMasqBackend (cni/fw). DEL does not call this, so a container set up by
-// upstream's ptp can always be torn down.
-absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::ptp

@@ -173,7 +173,6 @@ absl::Status SetupMasquerade(const CmdArgs& args, const Config& config, const Re
 }  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(RequireSupported(config));
   // Both namespaces are opened, and CNI_IFNAME checked, before IPAM: a bad
   // CNI_NETNS or CNI_IFNAME must not cost an address or touch a sysctl, and
   // nothing below has to undo a failed open.
@@ -254,7 +253,6 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Status(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(RequireSupported(config));
   return DelegateStatus(config.ipam_type, args);
 }
 

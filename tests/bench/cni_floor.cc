@@ -44,7 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/exec.h"
 #include "cni/base/fs.h"
-#include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
 #include "cni/net/addr.h"
@@ -294,9 +294,11 @@ Scenario IfbDel(const Netns& container) {
 // reachable from the table's base chains (nft_table_validate): with --rules N
 // the chain holds N other rules, as CNI-FORWARD holds two per container. Both
 // include the socket's close, where the kernel waits for deleted rules.
-namespace ipt_nft = cni::fw::iptables_nft;
+using cni::fw::IptRule;
 using cni::fw::NftFamily;
 using cni::fw::NftRuleSpec;
+// The rule's iptables-nft encoding (every rule here has one).
+NftRuleSpec Nft(const IptRule& rule) { return *rule.ToNft(/*ipv6=*/false); }
 std::vector<cni::fw::NftRule> added_rules;
 
 void CommitAdding(cni::fw::NftBatch& b) {
@@ -314,8 +316,9 @@ IpPrefix OtherAddress(int i) { return Prefix(absl::StrCat("10.89.", i / 250, "."
 
 void AddTwoRules() {
   cni::fw::NftBatch b;
-  b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptEstablishedTo(Prefix("10.88.0.5/32")));
-  b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptFrom(Prefix("10.88.0.5/32")));
+  b.AddRule(NftFamily::kIp, "cni_floor", "forward",
+            Nft(IptRule("forward").Dest(Prefix("10.88.0.5/32")).CtRelatedEstablished().Accept()));
+  b.AddRule(NftFamily::kIp, "cni_floor", "forward", Nft(IptRule("forward").Source(Prefix("10.88.0.5/32")).Accept()));
   CommitAdding(b);
 }
 
@@ -326,7 +329,7 @@ void MakeFilterTable(int others) {
   b.AddChain(NftFamily::kIp, "cni_floor", "forward", cni::fw::NftHook{.type = "filter", .hook = "forward"});
   b.FlushChain(NftFamily::kIp, "cni_floor", "forward");  // a run before this one's
   for (int i = 0; i < others; ++i) {
-    b.AddRule(NftFamily::kIp, "cni_floor", "forward", ipt_nft::AcceptFrom(OtherAddress(i)));
+    b.AddRule(NftFamily::kIp, "cni_floor", "forward", Nft(IptRule("forward").Source(OtherAddress(i)).Accept()));
   }
   Check(b.Commit(), "table");
 }
@@ -359,11 +362,11 @@ std::string OwnChain(int i) { return absl::StrCat("floor-", i); }
 void AddMasqChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix& address) {
   b.AddChain(NftFamily::kIp, kNatTable, chain);
   b.AddRule(NftFamily::kIp, kNatTable, chain,
-            ipt_nft::AddressesCommented({.dest = Prefix("10.88.0.0/16")}, "floor").Accept());
-  NftRuleSpec masq = ipt_nft::AddressesCommented({.dest = Prefix("224.0.0.0/4"), .dest_negated = true}, "floor");
-  b.AddRule(NftFamily::kIp, kNatTable, chain, std::move(ipt_nft::Masquerade(masq, false)));
+            Nft(IptRule(chain).Dest(Prefix("10.88.0.0/16")).Comment("floor").Accept()));
+  b.AddRule(NftFamily::kIp, kNatTable, chain,
+            Nft(IptRule(chain).Dest(Prefix("224.0.0.0/4"), true).Comment("floor").Masquerade()));
   b.AddRule(NftFamily::kIp, kNatTable, "floor-postrouting",
-            ipt_nft::AddressesCommented({.source = address}, "floor").Jump(chain));
+            Nft(IptRule("floor-postrouting").Source(address).Comment("floor").Jump(chain)));
 }
 // The chains of `others` other containers, each made by `add_other`, 100
 // containers a commit: each batch stays well inside a socket buffer.
@@ -427,15 +430,14 @@ std::string DnatChain(int i) { return absl::StrCat("floor-dn-", i); }
 void AddMappingChain(cni::fw::NftBatch& b, const std::string& chain, const IpPrefix& to, uint16_t host_port) {
   using cni::fw::L4Protocol;
   b.AddChain(NftFamily::kIp, kNatTable, chain);
-  const ipt_nft::PortMatch any{.protocol = L4Protocol::kTcp, .dport = host_port};
-  ipt_nft::PortMatch from_net = any, from_lo = any;
-  from_net.source = Prefix("10.88.0.0/16");
-  from_lo.source = Prefix("127.0.0.1/32");
-  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortJump(from_net, kSetMark));
-  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortJump(from_lo, kSetMark));
-  b.AddRule(NftFamily::kIp, kNatTable, chain, ipt_nft::PortDnat(any, to.addr(), 80));
+  IptRule any(chain);
+  any.Protocol(L4Protocol::kTcp).DestPort(host_port);
+  b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(any).Source(Prefix("10.88.0.0/16")).Jump(kSetMark)));
+  b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(any).Source(Prefix("127.0.0.1/32")).Jump(kSetMark)));
+  b.AddRule(NftFamily::kIp, kNatTable, chain, Nft(IptRule(any).Dnat(to.addr(), 80)));
   b.InsertRule(NftFamily::kIp, kNatTable, kHostportDnat,
-               ipt_nft::MultiportJump("floor", L4Protocol::kTcp, {host_port}, chain));
+               Nft(IptRule(kHostportDnat).Protocol(L4Protocol::kTcp).Comment("floor").DestPorts({host_port})
+                       .Jump(chain)));
 }
 void MakeNodeNatTable(int others) {
   MakeNatTable(0);
@@ -445,7 +447,7 @@ void MakeNodeNatTable(int others) {
   for (const char* hook : {"prerouting", "output"}) {
     std::string base = absl::StrCat("floor-", hook);
     b.AddChain(NftFamily::kIp, kNatTable, base, cni::fw::NftHook{.type = "nat", .hook = hook, .priority = -100});
-    b.AddRule(NftFamily::kIp, kNatTable, base, ipt_nft::Commented({}, "floor").Jump(kHostportDnat));
+    b.AddRule(NftFamily::kIp, kNatTable, base, Nft(IptRule(base).Comment("floor").Jump(kHostportDnat)));
   }
   Check(b.Commit(), "node nat layout");
   FillNatTable(others, [](cni::fw::NftBatch& fill, int i) {

@@ -463,6 +463,7 @@ struct Shared {
                                       {{"address", absl::StrCat("fd00:90::", i + 2, "/64")}, {"interface", 0}}})}};
     Json maps = Json::array({{{"hostPort", 9000 + i}, {"containerPort", 80}, {"protocol", "tcp"}},
                              {{"hostPort", 9100 + i}, {"containerPort", 53}, {"protocol", "udp"}}});
+    if (sctp) maps.push_back({{"hostPort", 9200 + i}, {"containerPort", 80}, {"protocol", "sctp"}});
     return PortmapConf(backend, prev.dump(), maps, extra);
   }
   void Must(const char* command, int i, const Json& extra = Json::object()) const {
@@ -470,6 +471,7 @@ struct Shared {
   }
   std::string ns;
   std::string backend;
+  bool sctp = false;  // also an sctp mapping, host port 9200 + i
 };
 
 // The handles of the jumps from CNI-HOSTPORT-DNAT into container `id`'s
@@ -774,6 +776,28 @@ TEST_CASE("portmap: with iptables-nft the rules written over netlink are exactly
   s.Must("DEL", 2);
   CHECK(absl::StrContains(entries.front(), "-m comment --comment \"dnat name: \\\"pmnet\\\" id: \\\"c1\\\"\""));
   CHECK(absl::StrContains(save_netlink, "-m multiport --dports 9001 -j CNI-DN-"));
+  s.Must("DEL", 1);
+  CHECK_FALSE(absl::StrContains(Firewall(fx), "CNI-DN-"));
+}
+
+TEST_CASE("portmap: with iptables-nft an sctp mapping written over netlink reads back in iptables-save",
+          "[netns][portmap]") {
+  NetnsFixture fx;
+  if (!IptablesNft(fx)) return;
+  Shared s(fx, "iptables");
+  s.sctp = true;
+  s.Must("ADD", 1);  // the shared chains, with iptables-restore
+  s.Must("ADD", 2);  // c2's chain and entries over netlink
+  // iptables-nft reads back what was sent: iptables-save works (an sctp
+  // port sent as a payload match made it fail for the whole table), and
+  // CHECK, which reads the table that way, passes.
+  RunResult save = fx.Exec("", {"iptables-save", "-t", "nat"});
+  REQUIRE(save.exit_code == 0);
+  CHECK(absl::StrContains(save.out, "-p sctp -m sctp --dport 9202 -j CNI-HOSTPORT-SETMARK"));
+  CHECK(absl::StrContains(save.out, "-p sctp -m comment --comment \"dnat name: \\\"pmnet\\\" id: \\\"c2\\\"\" "
+                                    "-m multiport --dports 9202 -j CNI-DN-"));
+  s.Must("CHECK", 2);
+  s.Must("DEL", 2);
   s.Must("DEL", 1);
   CHECK_FALSE(absl::StrContains(Firewall(fx), "CNI-DN-"));
 }

@@ -42,12 +42,6 @@ TEST_CASE("fw: iptables-save is parsed per table", "[fw]") {
         "-D CNI-DN-abc -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.0.0.2:80\n");
 }
 
-TEST_CASE("fw: restore lines quote arguments that are not plain words", "[fw]") {
-  CHECK(cni::fw::IptLine("-A", "X", {"-m", "comment", "--comment", "name: \"n\" id: \"c\"", "-j", "ACCEPT"}) ==
-        "-A X -m comment --comment \"name: \\\"n\\\" id: \\\"c\\\"\" -j ACCEPT\n");
-  CHECK(cni::fw::IptLine("-I", "POSTROUTING 1", {"-j", "Y"}) == "-I POSTROUTING 1 -j Y\n");
-}
-
 TEST_CASE("RetryOnConflict retries a failed commit but not a missing tool", "[unit][fw]") {
   int calls = 0;
   absl::Status st = cni::fw::RetryOnConflict([&] {

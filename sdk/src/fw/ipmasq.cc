@@ -12,7 +12,7 @@
 #include "cni/base/hash.h"
 #include "cni/base/status_macros.h"
 #include "cni/fw/iptables.h"
-#include "cni/fw/iptables_nft_encoding.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/fw/names.h"
 #include "cni/fw/nft.h"
 #include "cni/fw/nft_batch.h"
@@ -52,8 +52,6 @@ constexpr const char* kRecordDir = "/run/cni/ipmasq/iptables";
 constexpr const char* kNat = "nat";
 constexpr const char* kPostrouting = "POSTROUTING";
 
-const char* Multicast(bool v6) { return v6 ? "ff00::/8" : "224.0.0.0/4"; }
-
 // The call's netfilter socket: the caller's, else one opened on first use.
 class NetfilterSource {
  public:
@@ -67,30 +65,22 @@ class NetfilterSource {
 
 // One family: (re)declare our chain (a declaration flushes it), drop stale
 // POSTROUTING jumps to it, add the rules. One restore = one commit.
-absl::Status SetupIptables(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
-  std::string chain = ChainName(t.network, t.container_id);
-  std::string comment = Comment(t.network, t.container_id);
+absl::Status SetupIptables(bool v6, const MasqRules& m) {
   absl::StatusOr<IptTable> nat = IptablesSave(v6, kNat);
   if (!nat.ok()) return nat.status();
-  std::string body = absl::StrCat(":", chain, " - [0:0]\n");
+  std::string body = absl::StrCat(":", m.chain, " - [0:0]\n");
   for (const std::string& line : nat->RulesOf(kPostrouting)) {
-    if (IptJumpTarget(line) == chain) body += IptDeleteLine(line);
+    if (IptJumpTarget(line) == m.chain) body += IptDeleteLine(line);
   }
-  for (const net::IpPrefix& a : addrs) {
-    body += IptLine("-A", chain, {"-d", a.Network().ToString(), "-j", "ACCEPT", "-m", "comment", "--comment", comment});
-  }
-  // One MASQUERADE after every ACCEPT (upstream's AppendUnique keeps one).
-  body += IptLine("-A", chain, {"!", "-d", Multicast(v6), "-j", "MASQUERADE", "-m", "comment", "--comment", comment});
-  for (const net::IpPrefix& a : addrs) {
-    body += IptLine("-A", kPostrouting, {"-s", a.addr().ToString(), "-j", chain, "-m", "comment", "--comment", comment});
-  }
+  for (const IptRule& r : m.own) body += r.AppendLine();
+  for (const IptRule& r : m.jumps) body += r.AppendLine();
   return IptablesRestore(v6, kNat, body);
 }
 
 // The same rules over netlink, in one transaction, the jumps' handles
 // recorded. False: not possible here (no iptables-nft, no nat table yet, the
 // chain exists), nothing was changed; take the snapshot.
-bool SetupOverNetlink(NetfilterSource& nf, bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t,
+bool SetupOverNetlink(NetfilterSource& nf, bool v6, const MasqRules& m, const MasqTarget& t,
                       const RuleRecords& records) {
   if (!IptablesIsNft(v6)) return false;
   absl::StatusOr<net::NetlinkSocket*> sock = nf.Get();
@@ -99,23 +89,14 @@ bool SetupOverNetlink(NetfilterSource& nf, bool v6, const std::vector<net::IpPre
   const NftFamily family = IpFamily(v6);
   absl::StatusOr<bool> has_nat = nft::HasChain(nl, family, kNat, kPostrouting);
   if (!has_nat.ok() || !*has_nat) return false;
-  const std::string chain = ChainName(t.network, t.container_id);
-  const std::string comment = Comment(t.network, t.container_id);
-  namespace ipt = iptables_nft;
+  std::optional<std::vector<NftRuleSpec>> own = ToNft(m.own, v6), jumps = ToNft(m.jumps, v6);
+  if (!own.has_value() || !jumps.has_value()) return false;
   NftBatch b;
   // Exclusive: a chain left by an earlier ADD fails the whole batch, and the
   // snapshot then rebuilds it as upstream does.
-  b.CreateChain(family, kNat, chain);
-  for (const net::IpPrefix& a : addrs) {
-    b.AddRule(family, kNat, chain, ipt::AddressesCommented({.dest = a.Network()}, comment).Accept());
-  }
-  NftRuleSpec masq = ipt::AddressesCommented(
-      {.dest = *net::IpPrefix::Parse(Multicast(v6)), .dest_negated = true}, comment);
-  b.AddRule(family, kNat, chain, ipt::Masquerade(masq, v6));
-  for (const net::IpPrefix& a : addrs) {
-    b.AddRule(family, kNat, kPostrouting,
-              ipt::AddressesCommented({.source = net::IpPrefix::Host(a.addr())}, comment).Jump(chain));
-  }
+  b.CreateChain(family, kNat, m.chain);
+  for (NftRuleSpec& r : *own) b.AddRule(family, kNat, m.chain, std::move(r));
+  for (NftRuleSpec& r : *jumps) b.AddRule(family, kNat, kPostrouting, std::move(r));
   std::vector<NftRule> added;
   if (!b.Commit(nl, &added).ok()) return false;
   std::erase_if(added, [](const NftRule& r) { return r.chain != kPostrouting; });
@@ -193,9 +174,10 @@ absl::Status SetupIptablesFamilies(NetfilterSource& nf, const std::vector<net::I
       if (a.is_v4() != v6) fam.push_back(a);
     }
     if (fam.empty()) continue;
-    if (!repeated && SetupOverNetlink(nf, v6, fam, t, records)) continue;
+    const MasqRules rules = IptMasqRules(v6, fam, t);
+    if (!repeated && SetupOverNetlink(nf, v6, rules, t, records)) continue;
     all_recorded = false;
-    absl::Status st = RetryOnConflict([&] { return SetupIptables(v6, fam, t); });
+    absl::Status st = RetryOnConflict([&] { return SetupIptables(v6, rules); });
     if (!st.ok()) return Annotate(st, "setting up ipMasq (iptables)");
   }
   // Only a complete record: DEL trusts it for the families it names.
@@ -272,6 +254,18 @@ absl::Status SetupNft(net::NetlinkSocket& nf, const std::vector<net::IpPrefix>& 
 }
 
 }  // namespace
+
+MasqRules IptMasqRules(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t) {
+  MasqRules m{.chain = ChainName(t.network, t.container_id)};
+  const std::string comment = Comment(t.network, t.container_id);
+  for (const net::IpPrefix& a : addrs) m.own.push_back(IptRule(m.chain).Dest(a).Comment(comment).Accept());
+  m.own.push_back(IptRule(m.chain).Dest(*net::IpPrefix::Parse(v6 ? "ff00::/8" : "224.0.0.0/4"), true).Comment(comment)
+                      .Masquerade());
+  for (const net::IpPrefix& a : addrs) {
+    m.jumps.push_back(IptRule(kPostrouting).Source(net::IpPrefix::Host(a.addr())).Comment(comment).Jump(m.chain));
+  }
+  return m;
+}
 
 std::string MasqNftComment(absl::string_view network, absl::string_view ifname, absl::string_view id) {
   MasqTarget t{std::string(network), std::string(ifname), std::string(id)};

@@ -30,22 +30,6 @@ const char* Prog(bool ipv6, bool save) {
   return ipv6 ? "ip6tables-restore" : "iptables-restore";
 }
 
-// iptables-restore splits on blanks and honours double quotes with backslash
-// escapes; quote whenever an argument is not a plain word.
-std::string QuoteArg(absl::string_view a) {
-  bool plain = !a.empty();
-  for (char c : a) {
-    if (c == ' ' || c == '"' || c == '\\' || c == '\'' || c == '\t') plain = false;
-  }
-  if (plain) return std::string(a);
-  std::string out = "\"";
-  for (char c : a) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 bool IptTable::HasChain(absl::string_view chain) const {
@@ -61,6 +45,13 @@ std::vector<std::string> IptTable::RulesOf(absl::string_view chain) const {
     if (c == chain) out.push_back(line);
   }
   return out;
+}
+
+bool IptTable::HasJump(absl::string_view chain, absl::string_view target) const {
+  for (const auto& [c, line] : rules) {
+    if (c == chain && IptJumpTarget(line) == target) return true;
+  }
+  return false;
 }
 
 IptTable ParseIptablesSave(absl::string_view text, absl::string_view table) {
@@ -176,12 +167,6 @@ absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt) {
     usleep(20000 * (i + 1));
   }
   return st;
-}
-
-std::string IptLine(absl::string_view op, absl::string_view chain, const std::vector<std::string>& args) {
-  std::string line = absl::StrCat(op, " ", chain);
-  for (const std::string& a : args) absl::StrAppend(&line, " ", QuoteArg(a));
-  return line + "\n";
 }
 
 std::string IptDeleteLine(absl::string_view saved_append_line) {

@@ -172,7 +172,7 @@ class ExprWriter {
 
   // nft_compat's "match" or "target": the xtables extension by name and
   // revision, with its info struct (built, padded, by
-  // iptables_nft_encoding.cc); the kernel checks the size against the
+  // ipt_rule.cc); the kernel checks the size against the
   // extension's own.
   bool Xt(const NftPiece& p, const char* expr, int name_attr, int rev_attr, int info_attr) {
     return Begin(expr) && nla_put_string(msg_, name_attr, p.text.c_str()) == 0 && U32(rev_attr, p.revision) &&

@@ -75,18 +75,21 @@ TEST_CASE("portmap iptables: upstream's DNAT chain layout", "[portmap]") {
   CHECK(d.chain.size() == 28);
   // Entry rules: tcp (8080,9090) and udp (53), each jumping to the chain.
   REQUIRE(d.entries.size() == 2);
-  CHECK(d.entries[0][9] == "8080,9090");
-  CHECK(d.entries[0].back() == d.chain);
+  CHECK(d.entries[0].Args()[9] == "8080,9090");
+  CHECK(d.entries[0].Args().back() == d.chain);
   // Rules: 8080 (hairpin, localhost, DNAT) + 53 (three); 9090 is IPv6-only.
   REQUIRE(d.rules.size() == 6);
-  CHECK(d.rules[0] == std::vector<std::string>{"-p", "tcp", "--dport", "8080", "-s", "10.88.0.0/24", "-j",
-                                               "CNI-HOSTPORT-SETMARK"});
-  CHECK(d.rules[2].back() == "10.88.0.5:80");
-  CHECK(d.rules[5] == std::vector<std::string>{"-p", "udp", "--dport", "53", "-d", "10.0.0.1", "-j", "DNAT",
-                                               "--to-destination", "10.88.0.5:53"});
+  CHECK(d.rules[0].Args() == std::vector<std::string>{"-s", "10.88.0.0/24", "-p", "tcp", "-m", "tcp", "--dport",
+                                                      "8080", "-j", "CNI-HOSTPORT-SETMARK"});
+  CHECK(d.rules[2].Args().back() == "10.88.0.5:80");
+  CHECK(d.rules[5].Args() == std::vector<std::string>{"-d", "10.0.0.1/32", "-p", "udp", "-m", "udp", "--dport", "53",
+                                                      "-j", "DNAT", "--to-destination", "10.88.0.5:53"});
+  // Every rule has an iptables-nft encoding (no conditions).
+  CHECK(cni::fw::ToNft(d.entries, false).has_value());
+  CHECK(cni::fw::ToNft(d.rules, false).has_value());
   auto d6 = cni::portmap::ipt::BuildDnatRules(*c, "ctr", *c->cont_v6);
   REQUIRE(d6.rules.size() == 4);  // 8080 and 9090: hairpin + DNAT, no localhost for IPv6
-  CHECK(d6.rules[1].back() == "[fd00::5]:80");
+  CHECK(d6.rules[1].Args().back() == "[fd00::5]:80");
 }
 
 TEST_CASE("portmap iptables: 16 ports make two multiport entries, conditions appended", "[portmap]") {
@@ -96,8 +99,10 @@ TEST_CASE("portmap iptables: 16 ports make two multiport entries, conditions app
   REQUIRE(c.ok());
   auto d = cni::portmap::ipt::BuildDnatRules(*c, "ctr", *c->cont_v4);
   REQUIRE(d.entries.size() == 2);
-  CHECK(d.entries[1][9] == "1015");
-  CHECK(d.entries[0][10] == "-s");
+  CHECK(d.entries[1].Args()[9] == "1015");
+  CHECK(d.entries[0].Args()[10] == "-s");
+  // Conditions are free iptables arguments: only iptables-restore takes them.
+  CHECK_FALSE(d.entries[0].ToNft(false).has_value());
 }
 
 TEST_CASE("portmap nftables: one batch with upstream's tables, chains and comments", "[portmap]") {

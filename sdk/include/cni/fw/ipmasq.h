@@ -17,6 +17,7 @@
 #include "cni/base/attachment.h"
 #include "cni/base/ip.h"
 #include "cni/fw/backend.h"
+#include "cni/fw/ipt_rule.h"
 #include "cni/net/netlink.h"
 
 namespace cni::fw {
@@ -49,6 +50,19 @@ absl::Status TeardownIpMasq(const MasqTarget& t);
 absl::Status GcIpMasq(net::NetlinkSocket& nf, absl::string_view network, const std::vector<Attachment>& valid);
 // Same, with a NETLINK_NETFILTER socket of its own.
 absl::Status GcIpMasq(absl::string_view network, const std::vector<Attachment>& valid);
+
+// An attachment's iptables rules in one family, each described once
+// (cni/fw/ipt_rule.h) for both ways of writing them.
+struct MasqRules {
+  std::string chain;           // CNI-<hash of network and container ID>
+  std::vector<IptRule> own;    // in `chain`
+  std::vector<IptRule> jumps;  // in POSTROUTING
+};
+// The rules for `addrs` (all of the family `v6` says): the attachment's
+// chain, ACCEPT to each subnet then one MASQUERADE to anything but multicast
+// (upstream's AppendUnique keeps one), and POSTROUTING's jump into it for
+// each address. Exposed for tests.
+MasqRules IptMasqRules(bool v6, const std::vector<net::IpPrefix>& addrs, const MasqTarget& t);
 
 // The comment on this attachment's nftables rules: "<hash of network>-<hash of
 // ifname:id>, net: .., if: .., id: ..", cut to 128 characters. Exposed for tests.

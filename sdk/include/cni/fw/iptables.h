@@ -25,6 +25,8 @@ struct IptTable {
   bool HasChain(absl::string_view chain) const;
   // The "-A ..." lines of `chain`, in order.
   std::vector<std::string> RulesOf(absl::string_view chain) const;
+  // Whether a rule of `chain` jumps (-j or -g) to `target`.
+  bool HasJump(absl::string_view chain, absl::string_view target) const;
 };
 
 // Parses iptables-save output for one table.
@@ -67,8 +69,7 @@ absl::Status IptablesRestore(bool ipv6, absl::string_view table, absl::string_vi
 // precondition (a missing tool or library) is returned at once.
 absl::Status RetryOnConflict(const std::function<absl::Status()>& attempt);
 
-// One restore line: "<op> <chain> <args...>", each argument quoted when needed.
-std::string IptLine(absl::string_view op, absl::string_view chain, const std::vector<std::string>& args);
+// A rule's restore line: IptRule (cni/fw/ipt_rule.h).
 // "-A X ..." (as saved) turned into "-D X ...".
 std::string IptDeleteLine(absl::string_view saved_append_line);
 // The jump target of a saved rule ("-j X" / "-g X"), "" when none.

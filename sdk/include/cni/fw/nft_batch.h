@@ -44,8 +44,8 @@ struct NftPiece {
     kDestPort,       // tcp/udp/sctp dport port
     kL4Proto,        // meta l4proto tcp/udp/sctp (iptables' -p)
     kThDestPort,     // th dport port (the protocol checked before)
-    kXtMatch,        // an xtables match through nft_compat (iptables_nft_encoding.h)
-    kXtTarget,       // an xtables target through nft_compat (iptables_nft_encoding.h)
+    kXtMatch,        // an xtables match through nft_compat (ipt_rule.h)
+    kXtTarget,       // an xtables target through nft_compat (ipt_rule.h)
     kCounter,        // counter
     kDestIsLocal,    // fib daddr type local
     kInInterface,    // iifname [!=] "text"
@@ -98,7 +98,7 @@ class NftRuleSpec {
   // exactly as the kernel checks it (padded to 8 bytes). A rule with one
   // always carries nf_tables' compat attribute (see XtProtocol). nft cannot
   // parse it back, so such a rule is written over netlink only (its text is
-  // for messages). Only iptables_nft_encoding.h builds these.
+  // for messages). Only ipt_rule.h builds these.
   NftRuleSpec& XtMatch(absl::string_view name, uint32_t revision, std::string info);
   // An xtables target (e.g. DNAT): a "target" expression of nft_compat,
   // otherwise as XtMatch.

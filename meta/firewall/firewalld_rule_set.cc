@@ -19,9 +19,9 @@ std::vector<std::string> Sources(const Config& c) {
   return out;
 }
 
-class FirewalldBackend final : public Backend {
+class FirewalldRuleSet final : public RuleSet {
  public:
-  FirewalldBackend(LazyNetfilter& nf, firewalld::Helper helper) : nf_(nf), helper_(std::move(helper)) {}
+  FirewalldRuleSet(LazyNetfilter& nf, firewalld::Helper helper) : nf_(nf), helper_(std::move(helper)) {}
 
   // All sources or none: a failure removes those already added.
   absl::Status Add(const Config& c, const Owner&) override { return helper_.AddSources(c.zone, Sources(c)); }
@@ -44,10 +44,10 @@ class FirewalldBackend final : public Backend {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeFirewalldBackend(LazyNetfilter& nf, const firewalld::Helper& helper) {
+absl::StatusOr<std::unique_ptr<RuleSet>> MakeFirewalldRuleSet(LazyNetfilter& nf, const firewalld::Helper& helper) {
   ASSIGN_OR_RETURN(bool running, helper.FirewalldRunning());
   if (!running) return Error(ErrorCode::kTryAgainLater, "firewall: firewalld is not running on the system bus");
-  return std::make_unique<FirewalldBackend>(nf, helper);
+  return std::make_unique<FirewalldRuleSet>(nf, helper);
 }
 
 }  // namespace cni::firewall
