@@ -25,6 +25,8 @@ struct ProvideEntry {
 
 struct RawKeys {
   std::string socket_path;
+  std::string family = "ipv4";
+  bool rapid_commit = true;
   std::vector<RequestEntry> request;
   std::vector<ProvideEntry> provide;
   int priority = 0;
@@ -61,6 +63,8 @@ const config::Schema<ProvideEntry> kProvideKeys = {
 
 const config::Schema<RawKeys> kIpamKeys = {
     config::String("daemonSocketPath", &RawKeys::socket_path),
+    config::OneOf("family", &RawKeys::family, {"ipv4", "ipv6", "dual"}),
+    config::Bool("rapidCommit", &RawKeys::rapid_commit),
     config::Custom("request", &RawKeys::request,
                    [](const Json& v) { return ParseList<RequestEntry>(v, "request", kRequestKeys); }),
     config::Custom("provide", &RawKeys::provide,
@@ -96,6 +100,8 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "dhcp", raw));
   Config c;
   c.socket_path = raw.socket_path.empty() ? kDefaultSocketPath : raw.socket_path;
+  c.family = raw.family == "ipv6" ? Family::kIpv6 : raw.family == "dual" ? Family::kDual : Family::kIpv4;
+  c.rapid_commit = raw.rapid_commit;
   c.priority = raw.priority;
   c.add_budget = absl::Seconds(raw.timeout_seconds);
 

@@ -46,6 +46,7 @@ using cni::Json;
 using namespace cni::test;  // NOLINT: test brevity
 
 constexpr char kServer[] = "10.77.0.1";
+constexpr char kServer6[] = "2001:db8:77::1";
 
 cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Parse(text); }
 
@@ -165,6 +166,10 @@ struct Lab {
     MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "srv0", "netns", server_ns});
     MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
     MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "srv0"});
+    // IPv6: the server's addresses are usable at once (no DAD), so dnsmasq
+    // sends RAs from its link-local address as soon as it starts.
+    MustExec(fx, server_ns, {"sysctl", "-qw", "net.ipv6.conf.srv0.accept_dad=0"});
+    MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer6) + "/64", "dev", "srv0", "nodad"});
     MustExec(fx, server_ns, {"ip", "link", "set", "srv0", "up"});
     MustExec(fx, server_ns, {"ip", "link", "set", "lo", "up"});
   }
@@ -209,6 +214,29 @@ struct Lab {
     argv.insert(argv.end(), extra.begin(), extra.end());
     dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
     REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCP, IP range"); }, 5000));
+  }
+
+  // dnsmasq as a DHCPv6 server and router on srv0: addresses
+  // 2001:db8:77::10 to ::<last> (2 min leases), DNS server kServer6, search
+  // list dhcp.test, router advertisements (the stateful range's prefix,
+  // on-link, M flag) plus `extra` options. With `v4`, the DHCPv4 range too.
+  void StartServer6(const std::string& last = "2001:db8:77::20", bool v4 = false,
+                    const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {
+        "/usr/bin/nsenter", "--net=" + server_ns, "--", "/usr/sbin/dnsmasq", "--keep-in-foreground",
+        "--conf-file=/dev/null", "--user=root", "--group=root", "--port=0", "--no-resolv", "--no-hosts",
+        "--interface=" + server_if, "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
+        "--dhcp-range=2001:db8:77::10," + last + ",64,2m", "--enable-ra", "--ra-param=" + server_if + ",10,1800",
+        "--dhcp-leasefile=" + Leases(), "--pid-file=" + dir.str() + "/dnsmasq.pid", "--log-facility=" + ServerLog(),
+        "--dhcp-option=option6:dns-server,[" + std::string(kServer6) + "]",
+        "--dhcp-option=option6:domain-search,dhcp.test"};
+    if (v4) {
+      argv.insert(argv.end(), {"--dhcp-range=10.77.0.50,10.77.0.150,255.255.255.0,2m",
+                               "--dhcp-option=option:router,10.77.0.1"});
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
+    REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCPv6, IP range"); }, 5000));
   }
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
@@ -267,6 +295,14 @@ std::string ClientIdHex(const std::string& id) {
 }
 
 std::string Addr(const cni::Result& r) { return r.ips.at(0).address.addr().ToString(); }
+
+// The link-local address of srv0, the router of the IPv6 tests.
+std::string ServerLinkLocal(const NetnsFixture& fx, const Lab& lab) {
+  std::string out = MustExec(fx, lab.server_ns, {"ip", "-6", "-o", "addr", "show", "dev", "srv0", "scope", "link"});
+  size_t at = out.find("fe80::");
+  REQUIRE(at != std::string::npos);
+  return out.substr(at, out.find('/', at) - at);
+}
 
 // Two containers, c1 (ctr1) and c2 (ctr2), each with a macvlan eth0 and a lease.
 struct TwoLeases {
@@ -979,5 +1015,48 @@ TEST_CASE("dhcp: a DEL cancels an ADD of the same attachment still waiting for a
   CHECK(ErrorCode(add) == 11);
   CHECK(absl::StrContains(ErrorMessage(add), "was deleted while its lease was being acquired"));
   CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the router, ping6, RELEASE",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 1);
+  std::string ip = Addr(r);
+  CHECK(absl::StartsWith(ip, "2001:db8:77::"));
+  // The RA's on-link prefix (/64) contains the address: its prefix length.
+  CHECK(r.ips[0].address.len() == 64);
+  CHECK(r.ips[0].gateway == A(router));
+  // dnsmasq sends no RFC 4191 route information: the default route alone.
+  REQUIRE(r.routes.size() == 1);
+  CHECK(r.routes[0].dst.ToString() == "::/0");
+  CHECK(r.routes[0].gw == A(router));
+  CHECK(r.dns.nameservers == std::vector<std::string>{kServer6});
+  CHECK(r.dns.search == std::vector<std::string>{"dhcp.test"});
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "addr", "show", "eth0"}), ip + "/64"));
+  // One default route, the result's: the kernel learnt none from the RA.
+  std::string routes = MustExec(fx, c1, {"ip", "-6", "route", "show", "default"});
+  CHECK(absl::StrContains(routes, "via " + router + " dev eth0"));
+  CHECK(!absl::StrContains(routes, "proto ra"));
+  CHECK(MustExec(fx, c1, {"sysctl", "-n", "net.ipv6.conf.eth0.accept_ra"}) == "0\n");
+  CHECK(Ping(c1, A(kServer6)));
+  CHECK(lab.ServerHasLease(ip));
+  // The same lease again; CHECK passes.
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // DEL sends RELEASE and the server frees the address.
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRELEASE(srv0)") == 1; }, 3000));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
   lab.Finish({c1});
 }

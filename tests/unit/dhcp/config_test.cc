@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "cni/base/error.h"
 #include "config.h"
 #include "support/config_parse.h"
@@ -82,4 +83,22 @@ TEST_CASE("dhcp config: bad values", "[dhcp]") {
   CHECK(cni::CodeOf(Parse(R"(,"request":{"option":"routers"})").status()) == 6);
   CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":3}])").status()) == 6);
   CHECK(cni::CodeOf(Parse(R"(,"priority":"high")").status()) == 6);
+}
+
+TEST_CASE("dhcp config: family chooses IPv4, IPv6 or both", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse("");
+  REQUIRE(c.ok());
+  CHECK(c->family == cni::dhcp::Family::kIpv4);
+  CHECK((c->v4() && !c->v6()));
+  c = Parse(R"(,"family":"ipv6")");
+  REQUIRE(c.ok());
+  CHECK((!c->v4() && c->v6()));
+  c = Parse(R"(,"family":"dual")");
+  REQUIRE(c.ok());
+  CHECK((c->v4() && c->v6()));
+  absl::Status bad = Parse(R"(,"family":"ipv5")").status();
+  CHECK(cni::CodeOf(bad) == 7);
+  CHECK(absl::StrContains(bad.message(), "\"family\" must be one of"));
+  CHECK(cni::CodeOf(Parse(R"(,"family":6)").status()) == 6);
+  CHECK(cni::CodeOf(Parse(R"(,"family":["ipv4","ipv6"])").status()) == 6);
 }
