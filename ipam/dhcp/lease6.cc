@@ -150,15 +150,25 @@ absl::StatusOr<Lease6::Bound> Lease6::Solicit(Conn6& conn, absl::Time deadline) 
   // The first ADVERTISE that offers an address (RFC 8415 18.2.1 lets a
   // client wait for more and pick by preference; one server per link is the
   // case here), or a Rapid Commit REPLY.
-  ASSIGN_OR_RETURN(v6::Message answer,
-                   Exchange6(
-                       conn, solicit,
-                       [&](const v6::Message& m) {
-                         if (!ours(m, xid)) return false;
-                         if (m.type == v6::MessageType::kReply) return m.Get(v6::opt::kRapidCommit) != nullptr;
-                         return m.type == v6::MessageType::kAdvertise && BoundOf(m, {}).ok();
-                       },
-                       deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT"));
+  // An ADVERTISE without an address (NoAddrsAvail) is no answer (RFC 8415
+  // 18.2.9: keep soliciting), but its reason goes into the error.
+  std::string refusal;
+  absl::StatusOr<v6::Message> answered = Exchange6(
+      conn, solicit,
+      [&](const v6::Message& m) {
+        if (!ours(m, xid)) return false;
+        if (m.type == v6::MessageType::kReply) return m.Get(v6::opt::kRapidCommit) != nullptr;
+        if (m.type != v6::MessageType::kAdvertise) return false;
+        absl::StatusOr<Bound> offer = BoundOf(m, {});
+        if (!offer.ok()) refusal = std::string(offer.status().message());
+        return offer.ok();
+      },
+      deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT");
+  if (!answered.ok() && !refusal.empty()) {
+    return WithCode(absl::Status(answered.status().code(), absl::StrCat(answered.status().message(), " (", refusal, ")")),
+                    static_cast<ErrorCode>(CodeOf(answered.status())));
+  }
+  ASSIGN_OR_RETURN(v6::Message answer, std::move(answered));
   if (answer.type == v6::MessageType::kReply) {
     Log("rapid commit");
     return BoundOf(answer, {});

@@ -1022,7 +1022,7 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
           "[netns][dhcp][dhcp6]") {
   NetnsFixture fx;
   Lab lab(fx);
-  lab.StartServer6();
+  lab.StartServer6("2001:db8:77::10");  // one address: the next client gets it only once it is released
   lab.StartDaemon();
   const std::string router = ServerLinkLocal(fx, lab);
   std::string c1 = fx.AddNetns("c1");
@@ -1031,7 +1031,9 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
   cni::Result r = MustResult(add);
   REQUIRE(r.ips.size() == 1);
   std::string ip = Addr(r);
-  CHECK(absl::StartsWith(ip, "2001:db8:77::"));
+  CHECK(ip == "2001:db8:77::10");
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 1);  // Rapid Commit: SOLICIT and REPLY
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 0);
   // The RA's on-link prefix (/64) contains the address: its prefix length.
   CHECK(r.ips[0].address.len() == 64);
   CHECK(r.ips[0].gateway == A(router));
@@ -1058,5 +1060,124 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  // The released address goes to the next client.
+  std::string c2 = fx.AddNetns("c2");
+  CHECK(Addr(MustResult(Mv("ADD", conf, c2, "ctr2"))) == ip);
+  MustSucceed(Mv("DEL", conf, c2, "ctr2"));
+  lab.Finish({c1, c2});
+}
+
+TEST_CASE("dhcp: dual stack: both leases in one result, both reachable, GC releases both",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6("2001:db8:77::20", /*v4=*/true);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  // Without Rapid Commit: SOLICIT, ADVERTISE, REQUEST, REPLY.
+  std::string conf = MacvlanConf(lab, {{"family", "dual"}, {"rapidCommit", false}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 2);
+  const std::string ip4 = r.ips[0].address.addr().ToString(), ip6 = r.ips[1].address.addr().ToString();
+  CHECK(absl::StartsWith(ip4, "10.77.0."));
+  CHECK(r.ips[0].gateway == A(kServer));
+  CHECK(absl::StartsWith(ip6, "2001:db8:77::"));
+  CHECK(r.ips[1].gateway == A(router));
+  std::vector<std::string> dsts;
+  for (const cni::Route& route : r.routes) dsts.push_back(route.dst.ToString());
+  CHECK(dsts == std::vector<std::string>{"0.0.0.0/0", "::/0"});
+  CHECK(lab.ServerCount("DHCPADVERTISE(srv0) " + ip6) == 1);
+  CHECK(lab.ServerCount("DHCPREPLY(srv0) " + ip6) == 1);
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // CHECK wants both addresses in prevResult.
+  cni::Result only4 = r;
+  only4.ips.pop_back();
+  absl::StatusOr<Json> only4_json = cni::ResultToJson(only4, "1.1.0");
+  REQUIRE(only4_json.ok());
+  RunResult check = CallPlugin("dhcp", "CHECK", WithPrevResult(conf, only4_json->dump()), c1, "ctr1");
+  CHECK(absl::StrContains(ErrorMessage(check), ip6 + "/64 is not in prevResult"));
+  CHECK(absl::StrContains(ReadFile(lab.StateFile()), "\"family\":\"ipv6\""));
+  // GC with no valid attachment: both leases are released.
+  Json gc = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)},
+             {"cni.dev/valid-attachments", Json::array()}};
+  MustSucceed(CallPlugin("dhcp", "GC", gc.dump(), "", "", {.ifname = ""}));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip4) && !lab.ServerHasLease(ip6); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0) " + ip4) == 1);
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 2);
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: dual stack without a DHCPv6 server: code 11 and the IPv4 lease is released",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();  // DHCPv4 only
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "4s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "dual"}});
+  auto start = std::chrono::steady_clock::now();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "no DHCPv6 reply to SOLICIT on \"eth0\""));
+  CHECK(took < std::chrono::seconds(7));
+  // The IPv4 lease this ADD took is given back.
+  CHECK(lab.ServerCount("DHCPACK(srv0)") == 1);
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRELEASE(srv0)") == 1; }, 3000));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  CHECK(absl::StrContains(ErrorMessage(CallPlugin("dhcp", "CHECK", conf, c1, "ctr1")), "no lease"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: IPv6 without any server: code 11 within the timeout, nothing left", "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "4s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  auto start = std::chrono::steady_clock::now();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "no DHCPv6 reply to SOLICIT on \"eth0\""));
+  CHECK(took >= std::chrono::seconds(4));
+  CHECK(took < std::chrono::seconds(7));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  CHECK(absl::StrContains(ErrorMessage(CallPlugin("dhcp", "CHECK", conf, c1, "ctr1")), "no IPv6 lease"));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: an IPv6 lease survives a daemon restart: RENEW at once, then RELEASE on DEL",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  CHECK(lab.ServerCount("DHCPRENEW(srv0)") == 0);
+  lab.daemon->Stop(SIGKILL);
+  lab.daemon.reset();
+  lab.StartDaemon();
+  // The persisted lease is renewed on the wire at once, same address.
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0)") == 1; }, 5000));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREPLY(srv0) " + ip) == 2; }, 5000));
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 1);  // renewed, not acquired anew
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 1);
   lab.Finish({c1});
 }
