@@ -160,7 +160,6 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
   ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(netns_path));
   Conn6 c;
   c.ifname_ = ifname;
-  UniqueFd events;  // the namespace's IPv6 address notifications
   RETURN_IF_ERROR(ns.Run([&]() -> absl::Status {
     c.udp_.reset(socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!c.udp_.valid()) return ErrnoError(errno, "opening an IPv6 datagram socket");
@@ -168,12 +167,12 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
       c.icmp_.reset(socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMPV6));
       if (!c.icmp_.valid()) return ErrnoError(errno, "opening an ICMPv6 socket");
     }
-    events.reset(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE));
-    if (!events.valid()) return ErrnoError(errno, "opening a netlink socket");
+    c.events_.reset(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE));
+    if (!c.events_.valid()) return ErrnoError(errno, "opening a netlink socket");
     sockaddr_nl nl{};
     nl.nl_family = AF_NETLINK;
     nl.nl_groups = RTMGRP_IPV6_IFADDR;
-    if (bind(events.get(), reinterpret_cast<sockaddr*>(&nl), sizeof(nl)) != 0) {
+    if (bind(c.events_.get(), reinterpret_cast<sockaddr*>(&nl), sizeof(nl)) != 0) {
       return ErrnoError(errno, "subscribing to address notifications");
     }
     return absl::OkStatus();
@@ -225,7 +224,7 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
   for (;;) {
     ASSIGN_OR_RETURN(local, UsableLinkLocal(sock, c.ifindex_, ifname));
     if (local) break;
-    pollfd fds[2] = {{events.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
+    pollfd fds[2] = {{c.events_.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
     int r = poll(fds, cancel_fd >= 0 ? 2 : 1, PollMs(deadline));
     if (r < 0 && errno != EINTR) return ErrnoError(errno, "waiting for the link-local address");
     if (cancel_fd >= 0 && (fds[1].revents & POLLIN)) return absl::CancelledError("lease stopped");
@@ -234,7 +233,7 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
                    absl::StrCat("no usable IPv6 link-local address on \"", ifname, "\" (still tentative?)"));
     }
     char buf[8192];
-    while (recv(events.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0) {
+    while (recv(c.events_.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0) {
     }
   }
   int one = 1;
@@ -262,7 +261,56 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
     setsockopt(c.icmp_.get(), IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
     RETURN_IF_ERROR(c.Solicit());
   }
+  c.nl_.emplace(std::move(sock));
   return c;
+}
+
+absl::StatusOr<bool> Conn6::Duplicate(const net::IpAddress& addr, absl::Time deadline, int cancel_fd) {
+  const net::IpPrefix host(addr, 128);
+  absl::Status added = net::AddAddress(*nl_, ifindex_, host, {.flags = IFA_F_NOPREFIXROUTE});
+  if (absl::IsAlreadyExists(added)) return false;  // configured already (an ADD repeated)
+  RETURN_IF_ERROR(added);
+  absl::StatusOr<bool> duplicate;
+  for (;;) {
+    absl::StatusOr<std::vector<net::AddressInfo>> list = net::ListAddresses(*nl_, ifindex_, net::Family::kV6);
+    if (!list.ok()) {
+      duplicate = list.status();
+      break;
+    }
+    std::optional<uint32_t> flags;
+    for (const net::AddressInfo& a : *list) {
+      if (a.prefix.addr() == addr) flags = a.flags;
+    }
+    if (!flags) {
+      duplicate = Error(ErrorCode::kInternal, absl::StrCat(addr.ToString(), " vanished from \"", ifname_, "\""));
+      break;
+    }
+    if (*flags & IFA_F_DADFAILED) {
+      duplicate = true;
+      break;
+    }
+    if (!(*flags & IFA_F_TENTATIVE)) {
+      duplicate = false;
+      break;
+    }
+    pollfd fds[2] = {{events_.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
+    int r = poll(fds, cancel_fd >= 0 ? 2 : 1, PollMs(deadline));
+    if (cancel_fd >= 0 && (fds[1].revents & POLLIN)) {
+      duplicate = absl::CancelledError("lease stopped");
+      break;
+    }
+    if (r == 0 && absl::Now() >= deadline) {
+      duplicate = Error(ErrorCode::kTryAgainLater,
+                        absl::StrCat("duplicate address detection of ", addr.ToString(), " did not end in time"));
+      break;
+    }
+    char buf[8192];
+    while (recv(events_.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0) {
+    }
+  }
+  // The interface plugin configures the address from the result.
+  (void)net::DeleteAddress(*nl_, ifindex_, host);
+  return duplicate;
 }
 
 absl::Status Conn6::Solicit() {

@@ -29,6 +29,7 @@
 #include "cni/base/fs.h"
 #include "cni/base/ip.h"
 #include "cni/base/json.h"
+#include "cni/net/netlink.h"
 #include "packet6.h"
 
 namespace cni::dhcp {
@@ -86,6 +87,11 @@ class Conn6 {
   absl::StatusOr<std::optional<v6::Message>> Receive(absl::Time deadline,
                                                      const std::function<bool(const v6::Message&)>& match,
                                                      int cancel_fd);
+  // Duplicate address detection of `addr` before it is handed out: added
+  // to the interface (/128, no prefix route) for the kernel to probe, and
+  // removed again once DAD has its answer (true: another node has it).
+  // An address the interface has already is not probed (false).
+  absl::StatusOr<bool> Duplicate(const net::IpAddress& addr, absl::Time deadline, int cancel_fd);
   // Waits until an RA from a default router has arrived (soliciting again
   // every 4 s, RFC 4861's interval), or `deadline`: code 11 then.
   absl::Status WaitRouter(absl::Time deadline, int cancel_fd);
@@ -101,6 +107,8 @@ class Conn6 {
 
   UniqueFd udp_;   // AF_INET6 datagram socket bound to [link-local%if]:546
   UniqueFd icmp_;  // raw ICMPv6 socket (RAs only), or none without `solicit`
+  UniqueFd events_;  // the namespace's IPv6 address notifications
+  std::optional<net::NetlinkSocket> nl_;
   int ifindex_ = 0;
   std::string ifname_;
   net::MacAddress mac_;

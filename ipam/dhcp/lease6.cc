@@ -236,8 +236,26 @@ absl::Status Lease6::Acquire(absl::Time deadline) {
   ASSIGN_OR_RETURN(Conn6 conn, Conn6::Open(spec_.netns, spec_.ifname, /*solicit=*/true, deadline, cancel_.get()),
                    "acquiring a DHCPv6 lease");
   duid_ = spec_.duid.empty() ? v6::DuidLl(conn.mac().bytes()) : spec_.duid;
-  absl::StatusOr<Bound> b = Solicit(conn, deadline);
-  if (!b.ok()) return Annotate(b.status(), "acquiring a DHCPv6 lease");
+  // An address that fails duplicate address detection is DECLINEd and
+  // another one solicited (RFC 8415 18.2.8), a few times at most.
+  absl::StatusOr<Bound> b;
+  for (int attempt = 0;; ++attempt) {
+    b = Solicit(conn, deadline);
+    if (!b.ok()) return Annotate(b.status(), "acquiring a DHCPv6 lease");
+    absl::StatusOr<bool> duplicate = conn.Duplicate(b->addr.addr, deadline, cancel_.get());
+    if (!duplicate.ok()) {
+      ReleaseOnce(conn, b->server_id, b->addr.addr);
+      return Annotate(duplicate.status(), "acquiring a DHCPv6 lease");
+    }
+    if (!*duplicate) break;
+    Log(absl::StrCat(b->addr.addr.ToString(), " is in use on the link (DAD failed), declining it"));
+    Decline(conn, b->server_id, b->addr.addr);
+    if (attempt == 2) {
+      return Error(ErrorCode::kTryAgainLater,
+                   absl::StrCat("acquiring a DHCPv6 lease: every address offered (the last ", b->addr.addr.ToString(),
+                                ") is in use on the link"));
+    }
+  }
   // The routes: wait for the link's RA, within the same deadline.
   if (absl::Status st = conn.WaitRouter(deadline, cancel_.get()); !st.ok()) {
     ReleaseOnce(conn, b->server_id, b->addr.addr);
@@ -339,6 +357,17 @@ bool Lease6::Pause(absl::Duration d) {
   while (poll(&fd, 1, ms) < 0 && errno == EINTR) {
   }
   return !(fd.revents & POLLIN);
+}
+
+void Lease6::Decline(Conn6& conn, const std::string& server_id, const net::IpAddress& addr) {
+  v6::Message decline = NewMessage(v6::MessageType::kDecline);
+  decline.Add(v6::opt::kServerId, server_id);
+  decline.Add(v6::opt::kIaNa, v6::EncodeIaNa({.iaid = iaid_, .addresses = {{addr, 0, 0}}}));
+  const uint32_t xid = decline.xid;
+  // DEC_TIMEOUT is 1 s; one transmission and its REPLY are enough here.
+  (void)Exchange6(
+      conn, decline, [&](const v6::Message& m) { return m.xid == xid && m.type == v6::MessageType::kReply; },
+      absl::Now() + kRelTimeout, timing_, kRelTimeout, kRelTimeout, -1, "DECLINE");
 }
 
 void Lease6::ReleaseOnce(Conn6& conn, const std::string& server_id, const net::IpAddress& addr) {

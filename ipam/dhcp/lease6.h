@@ -69,6 +69,7 @@ class Lease6 : public LeaseBase {
   absl::StatusOr<Bound> Renew(Conn6& conn, absl::Time deadline, bool rebind);
   absl::Status SendRelease();
   void ReleaseOnce(Conn6& conn, const std::string& server_id, const net::IpAddress& addr);
+  void Decline(Conn6& conn, const std::string& server_id, const net::IpAddress& addr);
   void Commit(Bound b, bool notify);
   void Maintain(bool renew_now);
   void Log(absl::string_view msg) const;

@@ -1181,3 +1181,34 @@ TEST_CASE("dhcp: an IPv6 lease survives a daemon restart: RENEW at once, then RE
   CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 1);
   lab.Finish({c1});
 }
+
+TEST_CASE("dhcp: an IPv6 address in use on the link fails DAD, is DECLINEd, and the next one is used",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // Another node on the link (a macvlan of mst0 in its own namespace)
+  // already has ::11, the address a sequential dnsmasq hands out first
+  // (the range's start plus one).
+  std::string squat = fx.AddNetns("squat");
+  MustExec(fx, "", {"ip", "link", "add", "sq0", "link", "mst0", "type", "macvlan", "mode", "bridge"});
+  MustExec(fx, "", {"ip", "link", "set", "sq0", "netns", squat});
+  MustExec(fx, squat, {"ip", "addr", "add", "2001:db8:77::11/64", "dev", "sq0", "nodad"});
+  MustExec(fx, squat, {"ip", "link", "set", "sq0", "up"});
+  lab.StartServer6("2001:db8:77::12", /*v4=*/false, {"--dhcp-sequential-ip"});
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  cni::Result r = MustResult(Mv("ADD", conf, c1, "ctr1"));
+  const std::string ip = Addr(r);
+  CHECK(absl::StartsWith(ip, "2001:db8:77::1"));
+  CHECK(ip != "2001:db8:77::11");
+  CHECK(lab.ServerCount("DHCPDECLINE(srv0)") == 1);
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 2);
+  // The declined address is not left on the interface.
+  std::string addrs = MustExec(fx, c1, {"ip", "-6", "addr", "show", "eth0"});
+  CHECK(!absl::StrContains(addrs, "2001:db8:77::11/"));
+  CHECK(absl::StrContains(addrs, ip + "/64"));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1, squat});
+}
