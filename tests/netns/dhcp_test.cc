@@ -1026,8 +1026,10 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
   lab.StartDaemon();
   const std::string router = ServerLinkLocal(fx, lab);
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
-  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  // The pod's name goes out as the FQDN option (39), which dnsmasq keeps as the lease's name.
+  std::string conf = MacvlanConf(
+      lab, {{"family", "ipv6"}, {"provide", {{{"option", "dhcp6.fqdn"}, {"fromArg", "K8S_POD_NAME"}}}}});
+  RunResult add = CallPlugin("macvlan", "ADD", conf, c1, "ctr1", {.args = "IgnoreUnknown=1;K8S_POD_NAME=web-1"});
   cni::Result r = MustResult(add);
   REQUIRE(r.ips.size() == 1);
   std::string ip = Addr(r);
@@ -1051,6 +1053,7 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
   CHECK(MustExec(fx, c1, {"sysctl", "-n", "net.ipv6.conf.eth0.accept_ra"}) == "0\n");
   CHECK(Ping(c1, A(kServer6)));
   CHECK(lab.ServerHasLease(ip));
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), " " + ip + " web-1 "));
   // The same lease again; CHECK passes.
   CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
   MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
@@ -1162,15 +1165,18 @@ TEST_CASE("dhcp: an IPv6 lease survives a daemon restart: RENEW at once, then RE
   lab.StartServer6();
   lab.StartDaemon();
   std::string c1 = fx.AddNetns("c1");
-  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  // A DUID from the configuration, which the renewal after the restart uses too.
+  const std::string duid = "00:03:00:01:02:00:00:00:00:42";
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}, {"provide", {{{"option", "dhcp6.client-id"}, {"value", duid}}}}});
   RunResult add = Mv("ADD", conf, c1, "ctr1");
   std::string ip = Addr(MustResult(add));
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), duid));
   CHECK(lab.ServerCount("DHCPRENEW(srv0)") == 0);
   lab.daemon->Stop(SIGKILL);
   lab.daemon.reset();
   lab.StartDaemon();
   // The persisted lease is renewed on the wire at once, same address.
-  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0)") == 1; }, 5000));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0) " + duid) == 1; }, 5000));
   CHECK(WaitFor([&] { return lab.ServerCount("DHCPREPLY(srv0) " + ip) == 2; }, 5000));
   CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 1);  // renewed, not acquired anew
   MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
