@@ -426,7 +426,7 @@ absl::StatusOr<v6::Message> Exchange6(Conn6& conn, v6::Message msg,
     if (absl::Now() >= deadline) {
       return Error(ErrorCode::kTryAgainLater,
                    absl::StrCat("no DHCPv6 reply to ", what, " on \"", conn.ifname(), "\" within ",
-                                absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Seconds(1)))));
+                                absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(100)))));
     }
     rt = std::min(2 * rt * (1 + 0.1 * Jitter()), cap);
   }

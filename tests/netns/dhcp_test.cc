@@ -1218,3 +1218,43 @@ TEST_CASE("dhcp: an IPv6 address in use on the link fails DAD, is DECLINEd, and 
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.Finish({c1, squat});
 }
+
+TEST_CASE("dhcp: IPv6 RENEWs that get no answer REBIND at T2, and any server's REPLY keeps the lease",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  // dnsmasq's 2-minute lease has T2 at 105 s: the state file's bind time
+  // moves back so that T2 comes 4 s after the restart, and the server
+  // identifier the lease keeps becomes another server's, whose RENEWs
+  // dnsmasq ignores (RFC 8415 16.6).
+  lab.daemon->Stop(SIGTERM);
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  Json& lease = state["leases"][0];
+  lease["boundAt"] = static_cast<int64_t>(time(nullptr)) - 101;
+  std::string reply = lease["reply"].get<std::string>();
+  size_t at = reply.find("0002000e0001");  // server ID, 14 bytes, DUID-LLT
+  REQUIRE(at != std::string::npos);
+  char& last = reply[at + 8 + 28 - 1];
+  last = last == '0' ? '1' : '0';
+  lease["reply"] = reply;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREBIND(srv0)") >= 1; }, 10000));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREPLY(srv0) " + ip) == 2; }, 3000));
+  std::string log = ReadFile(lab.DaemonLog());
+  CHECK(absl::StrContains(log, "renewing the lease"));
+  CHECK(absl::StrContains(log, "rebinding the lease"));
+  // Bound again, with the server's own identifier: CHECK passes.
+  CHECK(WaitFor([&] { return Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1").exit_code == 0; }, 3000));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
+}
