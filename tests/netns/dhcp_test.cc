@@ -1258,3 +1258,32 @@ TEST_CASE("dhcp: IPv6 RENEWs that get no answer REBIND at T2, and any server's R
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
   lab.Finish({c1});
 }
+
+TEST_CASE("dhcp: an IPv6 lease that nobody renews expires: CHECK says so", "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  // The daemon stops, the server goes away, and the 2-minute lease has
+  // 4 s left when the daemon starts again.
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  state["leases"][0]["boundAt"] = static_cast<int64_t>(time(nullptr)) - 116;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "lease expired"); }, 10000));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  RunResult check = Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1");
+  CHECK(absl::StrContains(ErrorMessage(check), "the IPv6 lease for ctr1/dhcpnet/eth0 expired unrenewed"));
+  // An expired lease is not persisted; the link stays up (its IPv4 lease, if any, is alive).
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "link", "show", "eth0"}), ",UP"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
