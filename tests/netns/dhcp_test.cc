@@ -1287,3 +1287,33 @@ TEST_CASE("dhcp: an IPv6 lease that nobody renews expires: CHECK says so", "[net
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.Finish({c1});
 }
+
+TEST_CASE("dhcp: bridge with dual-stack dhcp: both leases, both reachable, CHECK, DEL releases both",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // A bridge in the host with mst0 (the server's veth) as a port.
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "master", "br0"});
+  MustExec(fx, "", {"ip", "link", "set", "br0", "up"});
+  lab.StartServer6("2001:db8:77::20", /*v4=*/true);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "bridge"}, {"bridge", "br0"},
+                          {"ipam", DhcpIpam(lab, {{"family", "dual"}})}}
+                         .dump();
+  RunResult add = CallPlugin("bridge", "ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 2);
+  const std::string ip4 = r.ips[0].address.addr().ToString(), ip6 = r.ips[1].address.addr().ToString();
+  CHECK(absl::StartsWith(ip6, "2001:db8:77::"));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "route", "show", "default"}), "via " + router + " dev eth0"));
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(CallPlugin("bridge", "CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  MustSucceed(CallPlugin("bridge", "DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip4) && !lab.ServerHasLease(ip6); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 2);
+  lab.Finish({c1}, {"br0"});
+}
