@@ -195,7 +195,10 @@ absl::StatusOr<Conn6> Conn6::Open(const std::string& netns_path, const std::stri
   if (solicit) {
     // Before the link comes up, where it is still down: the kernel then
     // never acts on an RA of this link (see client6.h for why).
-    for (const char* key : {"accept_ra", "autoconf"}) {
+    // And IPv6 on, which the configuration asks for: a namespace whose
+    // default is disable_ipv6 = 1 (as some runtimes make them) gives its
+    // new interfaces no link-local address to talk from.
+    for (const char* key : {"accept_ra", "autoconf", "disable_ipv6"}) {
       std::string path = absl::StrCat("net/ipv6/conf/", ifname, "/", key);
       absl::StatusOr<std::string> v = net::ReadSysctl(ns, path);
       if (!v.ok() || *v != "0") RETURN_IF_ERROR(net::WriteSysctl(ns, path, "0"));

@@ -1026,6 +1026,9 @@ TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the rou
   lab.StartDaemon();
   const std::string router = ServerLinkLocal(fx, lab);
   std::string c1 = fx.AddNetns("c1");
+  // A namespace whose new interfaces come without IPv6 (as some runtimes
+  // make them): the daemon turns it on for the interface it serves.
+  MustExec(fx, c1, {"sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"});
   // The pod's name goes out as the FQDN option (39), which dnsmasq keeps as the lease's name.
   std::string conf = MacvlanConf(
       lab, {{"family", "ipv6"}, {"provide", {{{"option", "dhcp6.fqdn"}, {"fromArg", "K8S_POD_NAME"}}}}});
