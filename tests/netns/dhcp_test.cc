@@ -6,6 +6,8 @@
 // interfaces reach the server. The daemon runs in the test's host namespace,
 // on a socket and state directory in the temp dir.
 #include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -32,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "cni/base/ip.h"
 #include "cni/base/json.h"
+#include "cni/net/netns.h"
 #include "cni/protocol/types.h"
 #include "cni/protocol/version.h"
 #include "cni/runtime/runtime.h"
@@ -220,16 +224,18 @@ struct Lab {
   // 2001:db8:77::10 to ::<last> (2 min leases), DNS server kServer6, search
   // list dhcp.test, router advertisements (the stateful range's prefix,
   // on-link, M flag) plus `extra` options. With `v4`, the DHCPv4 range too.
+  // Without `ra`, dnsmasq sends no router advertisements (the test does).
   void StartServer6(const std::string& last = "2001:db8:77::20", bool v4 = false,
-                    const std::vector<std::string>& extra = {}) {
+                    const std::vector<std::string>& extra = {}, bool ra = true) {
     std::vector<std::string> argv = {
         "/usr/bin/nsenter", "--net=" + server_ns, "--", "/usr/sbin/dnsmasq", "--keep-in-foreground",
         "--conf-file=/dev/null", "--user=root", "--group=root", "--port=0", "--no-resolv", "--no-hosts",
         "--interface=" + server_if, "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
-        "--dhcp-range=2001:db8:77::10," + last + ",64,2m", "--enable-ra", "--ra-param=" + server_if + ",10,1800",
+        "--dhcp-range=2001:db8:77::10," + last + ",64,2m",
         "--dhcp-leasefile=" + Leases(), "--pid-file=" + dir.str() + "/dnsmasq.pid", "--log-facility=" + ServerLog(),
         "--dhcp-option=option6:dns-server,[" + std::string(kServer6) + "]",
         "--dhcp-option=option6:domain-search,dhcp.test"};
+    if (ra) argv.insert(argv.end(), {"--enable-ra", "--ra-param=" + server_if + ",10,1800"});
     if (v4) {
       argv.insert(argv.end(), {"--dhcp-range=10.77.0.50,10.77.0.150,255.255.255.0,2m",
                                "--dhcp-option=option:router,10.77.0.1"});
@@ -295,6 +301,56 @@ std::string ClientIdHex(const std::string& id) {
 }
 
 std::string Addr(const cni::Result& r) { return r.ips.at(0).address.addr().ToString(); }
+
+// Router advertisements from srv0 (to ff02::1, hop limit 255) every 200 ms
+// while it lives: router lifetime 1800 s, the on-link prefix
+// 2001:db8:77::/64 and an RFC 4191 route to 2001:db8:99::/48 (600 s).
+// dnsmasq sends no route information option.
+class RouteInfoAdvertiser {
+ public:
+  explicit RouteInfoAdvertiser(const std::string& server_ns) {
+    absl::StatusOr<cni::net::Netns> ns = cni::net::Netns::Open(server_ns);
+    REQUIRE(ns.ok());
+    int ifindex = 0;
+    REQUIRE(ns->Run([&] {
+                  fd_ = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+                  ifindex = static_cast<int>(if_nametoindex("srv0"));
+                  return absl::OkStatus();
+                }).ok());
+    REQUIRE(fd_ >= 0);
+    REQUIRE(ifindex > 0);
+    int hops = 255;
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof(hops));
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof(ifindex));
+    const unsigned char ra[] = {
+        134, 0, 0, 0, 64, 0x80, 0x07, 0x08, 0, 0, 0, 0, 0, 0, 0, 0,  // M flag, lifetime 1800
+        3, 4, 64, 0x80, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10, 0, 0, 0, 0,  // PIO, L flag
+        0x20, 0x01, 0x0d, 0xb8, 0, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        24, 2, 48, 0, 0, 0, 0x02, 0x58, 0x20, 0x01, 0x0d, 0xb8, 0, 0x99, 0, 0};  // RIO
+    sockaddr_in6 to{};
+    to.sin6_family = AF_INET6;
+    to.sin6_addr.s6_addr[0] = 0xff;
+    to.sin6_addr.s6_addr[1] = 0x02;
+    to.sin6_addr.s6_addr[15] = 1;
+    to.sin6_scope_id = static_cast<uint32_t>(ifindex);
+    thread_ = std::thread([this, ra_bytes = std::string(reinterpret_cast<const char*>(ra), sizeof(ra)), to] {
+      while (!stop_) {
+        sendto(fd_, ra_bytes.data(), ra_bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
+  }
+  ~RouteInfoAdvertiser() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 // The link-local address of srv0, the router of the IPv6 tests.
 std::string ServerLinkLocal(const NetnsFixture& fx, const Lab& lab) {
@@ -1319,4 +1375,29 @@ TEST_CASE("dhcp: bridge with dual-stack dhcp: both leases, both reachable, CHECK
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip4) && !lab.ServerHasLease(ip6); }, 3000));
   CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 2);
   lab.Finish({c1}, {"br0"});
+}
+
+TEST_CASE("dhcp: RFC 4191 route information of the RA becomes a route of the result and the container",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6("2001:db8:77::20", /*v4=*/false, {}, /*ra=*/false);
+  RouteInfoAdvertiser advertiser(lab.server_ns);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  CHECK(r.ips.at(0).address.len() == 64);
+  CHECK(r.ips.at(0).gateway == A(router));
+  REQUIRE(r.routes.size() == 2);
+  CHECK(r.routes[0].dst.ToString() == "::/0");
+  CHECK(r.routes[1].dst.ToString() == "2001:db8:99::/48");
+  CHECK(r.routes[1].gw == A(router));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "route", "show", "2001:db8:99::/48"}),
+                          "via " + router + " dev eth0"));
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
 }
