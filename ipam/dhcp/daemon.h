@@ -57,8 +57,9 @@ class Daemon {
   // The lease of one family of an attachment (keyed by Key()), nullptr without one.
   std::shared_ptr<LeaseBase> Find(const std::string& key);
   // The table's key of an attachment's lease of one family: the client
-  // identifier for IPv4 (as before DHCPv6 existed), "<id>#v6" for IPv6.
-  static std::string Key(const std::string& id, bool v6) { return v6 ? id + "#v6" : id; }
+  // identifier for IPv4 (as before DHCPv6 existed), "<id>/v6" for IPv6
+  // (no client identifier ends so: an interface name has no '/').
+  static std::string Key(const std::string& id, bool v6) { return v6 ? id + "/v6" : id; }
   void Save();
   std::string StatePath() const;
 
