@@ -135,6 +135,10 @@ absl::StatusOr<bool> Conn::SendUnicast(const Message& msg, const net::IpAddress&
                                        const net::IpAddress& dst, const net::MacAddress& fallback_mac) {
   auto kernel_path = [&]() -> bool {
     if (!udp_bound_) {
+      // Only from an address the interface has: a socket bound to the
+      // device binds to any address and, with none configured, the kernel
+      // sends from 0.0.0.0 (which a server ignores).
+      if (!HasAddress(src)) return false;
       // Out of this interface only, from the lease's address and the
       // client port (a server answers a renewal there). Another client of
       // the container on port 68 is no reason to fail: share the port.
@@ -163,6 +167,22 @@ absl::StatusOr<bool> Conn::SendUnicast(const Message& msg, const net::IpAddress&
   if (kernel_path()) return true;
   bool on_link = net::IpPrefix(src, prefix_len).Contains(dst);
   RETURN_IF_ERROR(Send(msg, src, dst, on_link ? BroadcastMac() : fallback_mac));
+  return false;
+}
+
+bool Conn::HasAddress(const net::IpAddress& ip) const {
+  std::vector<ifreq> reqs(64);
+  ifconf conf{};
+  conf.ifc_len = static_cast<int>(reqs.size() * sizeof(ifreq));
+  conf.ifc_req = reqs.data();
+  if (ioctl(inet_.get(), SIOCGIFCONF, &conf) != 0) return true;  // cannot tell: let the kernel try
+  for (size_t i = 0; i < static_cast<size_t>(conf.ifc_len) / sizeof(ifreq); ++i) {
+    // An address's label is the interface's name, or "<name>:<suffix>".
+    std::string label(reqs[i].ifr_name, strnlen(reqs[i].ifr_name, IFNAMSIZ));
+    if (label != ifname_ && label.rfind(ifname_ + ":", 0) != 0) continue;
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&reqs[i].ifr_addr);
+    if (std::memcmp(&sin->sin_addr, ip.data(), 4) == 0) return true;
+  }
   return false;
 }
 

@@ -67,6 +67,8 @@ class Conn {
   // an entry still thought reachable may hold a MAC the server (or router)
   // no longer has, and a RELEASE gets no second chance.
   void ForgetNeighbour(const net::IpAddress& ip);
+  // Whether `ip` is one of the interface's IPv4 addresses.
+  bool HasAddress(const net::IpAddress& ip) const;
   // Waits until what SendUnicast gave the kernel has left the container
   // (resolved and sent, or dropped) or `deadline` passes (false): the
   // kernel queues a datagram while it resolves the next hop, and deleting

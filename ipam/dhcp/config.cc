@@ -1,6 +1,8 @@
 #include "config.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -8,6 +10,7 @@
 #include "cni/base/status_macros.h"
 #include "cni/plugin/config_schema.h"
 #include "packet.h"
+#include "packet6.h"
 #include "protocol.h"
 
 namespace cni::dhcp {
@@ -25,6 +28,8 @@ struct ProvideEntry {
 
 struct RawKeys {
   std::string socket_path;
+  std::string family = "ipv4";
+  bool rapid_commit = true;
   std::vector<RequestEntry> request;
   std::vector<ProvideEntry> provide;
   int priority = 0;
@@ -61,6 +66,8 @@ const config::Schema<ProvideEntry> kProvideKeys = {
 
 const config::Schema<RawKeys> kIpamKeys = {
     config::String("daemonSocketPath", &RawKeys::socket_path),
+    config::OneOf("family", &RawKeys::family, {"ipv4", "ipv6", "dual"}),
+    config::Bool("rapidCommit", &RawKeys::rapid_commit),
     config::Custom("request", &RawKeys::request,
                    [](const Json& v) { return ParseList<RequestEntry>(v, "request", kRequestKeys); }),
     config::Custom("provide", &RawKeys::provide,
@@ -96,11 +103,32 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   RETURN_IF_ERROR(config::ParseKeys(*ipam, kIpamKeys, "dhcp", raw));
   Config c;
   c.socket_path = raw.socket_path.empty() ? kDefaultSocketPath : raw.socket_path;
+  c.family = raw.family == "ipv6" ? Family::kIpv6 : raw.family == "dual" ? Family::kDual : Family::kIpv4;
+  c.rapid_commit = raw.rapid_commit;
   c.priority = raw.priority;
   c.add_budget = absl::Seconds(raw.timeout_seconds);
 
   std::map<std::string, std::string> cni_args = SplitCniArgs(args.args);
   for (const ProvideEntry& p : raw.provide) {
+    ASSIGN_OR_RETURN(std::optional<uint16_t> code6, v6::ParseOption6Name(p.option));
+    if (code6) {
+      // The value, then the argument (which wins, as for DHCPv4).
+      std::vector<std::string> texts;
+      if (!p.value.empty()) texts.push_back(p.value);
+      if (auto it = cni_args.find(p.from_arg); !p.from_arg.empty() && it != cni_args.end()) texts.push_back(it->second);
+      for (const std::string& text : texts) {
+        if (text.size() > 255) return TooLong(p.option, "");
+        ASSIGN_OR_RETURN(std::string value, v6::EncodeOption6(*code6, text));
+        if (*code6 == v6::opt::kClientId) {
+          c.duid = value;
+          continue;
+        }
+        // A later one of the same code replaces an earlier one.
+        std::erase_if(c.provide6, [&](const auto& e) { return e.first == *code6; });
+        c.provide6.emplace_back(*code6, std::move(value));
+      }
+      continue;
+    }
     ASSIGN_OR_RETURN(uint8_t code, ParseOptionName(p.option));
     if (!p.value.empty()) {
       if (p.value.size() > 255) return TooLong(p.option, "");
@@ -120,6 +148,11 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   for (const RequestEntry& r : raw.request) {
     skip_default = skip_default || r.skip_default;
     if (r.option.empty()) continue;
+    ASSIGN_OR_RETURN(std::optional<uint16_t> code6, v6::ParseOption6Name(r.option));
+    if (code6) {
+      if (std::find(c.request6.begin(), c.request6.end(), *code6) == c.request6.end()) c.request6.push_back(*code6);
+      continue;
+    }
     ASSIGN_OR_RETURN(uint8_t code, ParseOptionName(r.option));
     add(code);
   }

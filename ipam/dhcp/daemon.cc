@@ -150,9 +150,9 @@ std::shared_ptr<std::mutex> Daemon::AttachmentLock(const std::string& id) {
   return m;
 }
 
-std::shared_ptr<Lease> Daemon::Find(const std::string& id) {
+std::shared_ptr<LeaseBase> Daemon::Find(const std::string& key) {
   std::lock_guard<std::mutex> lk(mu_);
-  auto it = leases_.find(id);
+  auto it = leases_.find(key);
   return it == leases_.end() ? nullptr : it->second;
 }
 
@@ -184,6 +184,17 @@ void Daemon::Resume() {
   }
   for (const Json& record : (*doc)["leases"]) {
     absl::StatusOr<LeaseSpec> spec = LeaseSpec::FromJson(record.value("spec", Json::object()));
+    if (spec.ok() && record.value("family", std::string("ipv4")) == "ipv6") {
+      std::string key = Key(spec->ClientId(), true);
+      auto lease = std::make_shared<Lease6>(*std::move(spec), options_.timing, [this] { Save(); });
+      if (absl::Status st = lease->Resume(record); !st.ok()) {
+        Log(absl::StrCat("skipping an unreadable IPv6 lease record: ", st.message()));
+        continue;
+      }
+      std::lock_guard<std::mutex> lk(mu_);
+      leases_[key] = lease;
+      continue;
+    }
     std::string ack_hex = record.value("ack", std::string());
     absl::StatusOr<Message> ack = Message::Decode(absl::HexStringToBytes(ack_hex));
     absl::StatusOr<net::MacAddress> mac = net::MacAddress::Parse(record.value("serverMac", std::string()));
@@ -200,6 +211,26 @@ void Daemon::Resume() {
     lease->Resume(*std::move(ack), *mac, absl::FromUnixSeconds(record.value("boundAt", int64_t{0})));
   }
 }
+
+namespace {
+
+// One result of an attachment's leases (IPv4 first, then IPv6).
+Result Merge(const std::vector<Result>& parts) {
+  Result out;
+  out.cni_version = "1.1.0";
+  for (const Result& r : parts) {
+    out.ips.insert(out.ips.end(), r.ips.begin(), r.ips.end());
+    out.routes.insert(out.routes.end(), r.routes.begin(), r.routes.end());
+    out.dns.nameservers.insert(out.dns.nameservers.end(), r.dns.nameservers.begin(), r.dns.nameservers.end());
+    if (out.dns.domain.empty()) out.dns.domain = r.dns.domain;
+    for (const std::string& s : r.dns.search) {
+      if (std::find(out.dns.search.begin(), out.dns.search.end(), s) == out.dns.search.end()) out.dns.search.push_back(s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Result> Daemon::Add(LeaseSpec spec, std::optional<absl::Duration> budget, uint64_t seq) {
   const absl::Time start = absl::Now();
@@ -219,45 +250,83 @@ absl::StatusOr<Result> Daemon::Add(LeaseSpec spec, std::optional<absl::Duration>
                    absl::StrCat("dhcp: ", id, " was deleted after this ADD was sent; not acquiring"));
     }
   }
-  if (std::shared_ptr<Lease> old = Find(id)) {
-    if (old->state() == Lease::State::kBound) return old->CurrentResult();
+  // Each family the configuration asks for: the lease the daemon keeps, or
+  // a new one. A family that fails releases the leases this ADD acquired.
+  std::vector<std::shared_ptr<LeaseBase>> have, fresh;
+  auto rollback = [&] {
+    for (const std::shared_ptr<LeaseBase>& l : fresh) {
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        for (auto it = leases_.begin(); it != leases_.end();) it = it->second == l ? leases_.erase(it) : std::next(it);
+      }
+      (void)l->Stop(true);
+    }
+    if (!fresh.empty()) Save();
+  };
+  for (bool v6 : {false, true}) {
+    if (v6 ? !spec.v6 : !spec.v4) continue;
+    const std::string key = Key(id, v6);
+    if (std::shared_ptr<LeaseBase> old = Find(key)) {
+      if (old->state() == LeaseBase::State::kBound) {
+        have.push_back(old);
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        leases_.erase(key);
+      }
+      (void)old->Stop(false);  // expired or gone: acquire anew
+    }
+    std::shared_ptr<LeaseBase> lease;
+    if (v6) {
+      lease = std::make_shared<Lease6>(spec, options_.timing, [this] { Save(); });
+    } else {
+      lease = std::make_shared<Lease>(spec, options_.timing, [this] { Save(); });
+    }
+    bool deleted = false;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      leases_.erase(id);
+      auto it = deleted_.find(id);
+      deleted = it != deleted_.end() && it->second.seq > seq;
+      if (!deleted) acquiring_[id] = lease;
     }
-    (void)old->Stop(false);  // expired or gone: acquire anew
+    absl::Status acquired = deleted ? absl::CancelledError("deleted") : lease->Acquire(deadline);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      acquiring_.erase(id);
+      auto it = deleted_.find(id);
+      deleted = it != deleted_.end() && it->second.seq > seq;
+      if (acquired.ok() && !deleted) leases_[key] = lease;
+    }
+    if (deleted) {
+      // A DEL came while the exchange ran (and cancelled it, or came just
+      // after it ended): nobody will use, or release, this lease.
+      if (acquired.ok()) (void)lease->Stop(true);
+      rollback();
+      return Error(ErrorCode::kTryAgainLater,
+                   absl::StrCat("dhcp: ", id, " was deleted while its lease was being acquired"));
+    }
+    if (!acquired.ok()) {
+      rollback();
+      return acquired;
+    }
+    fresh.push_back(lease);
+    have.push_back(lease);
   }
-  auto lease = std::make_shared<Lease>(std::move(spec), options_.timing, [this] { Save(); });
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    acquiring_[id] = lease;
+  if (!fresh.empty()) Save();
+  std::vector<Result> parts;
+  for (const std::shared_ptr<LeaseBase>& l : have) {
+    ASSIGN_OR_RETURN(Result r, l->CurrentResult());
+    parts.push_back(std::move(r));
   }
-  absl::Status acquired = lease->Acquire(deadline);
-  bool deleted = false;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    acquiring_.erase(id);
-    auto it = deleted_.find(id);
-    deleted = it != deleted_.end() && it->second.seq > seq;
-    if (acquired.ok() && !deleted) leases_[id] = lease;
-  }
-  if (deleted) {
-    // A DEL came while the exchange ran (and cancelled it, or came just
-    // after it ended): nobody will use, or release, this lease.
-    if (acquired.ok()) (void)lease->Stop(true);
-    return Error(ErrorCode::kTryAgainLater,
-                 absl::StrCat("dhcp: ", id, " was deleted while its lease was being acquired"));
-  }
-  RETURN_IF_ERROR(acquired);
-  Save();
-  return lease->CurrentResult();
+  return Merge(parts);
 }
 
 absl::Status Daemon::Del(const LeaseSpec& spec, uint64_t seq) {
   std::string id = spec.ClientId();
   // Before the attachment's lock: an ADD that holds it, still waiting for a
   // server, gives up at once (and one waiting for it never starts).
-  std::shared_ptr<Lease> acquiring;
+  std::shared_ptr<LeaseBase> acquiring;
   {
     std::lock_guard<std::mutex> lk(mu_);
     const absl::Time now = absl::Now();
@@ -272,33 +341,48 @@ absl::Status Daemon::Del(const LeaseSpec& spec, uint64_t seq) {
   if (acquiring) acquiring->Cancel();
   std::shared_ptr<std::mutex> lock = AttachmentLock(id);
   std::lock_guard<std::mutex> attachment(*lock);
-  std::shared_ptr<Lease> lease;
+  // Both families, whatever this DEL's configuration says.
+  std::vector<std::shared_ptr<LeaseBase>> leases;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    auto it = leases_.find(id);
-    if (it == leases_.end()) return absl::OkStatus();
-    lease = it->second;
-    leases_.erase(it);
+    for (bool v6 : {false, true}) {
+      auto it = leases_.find(Key(id, v6));
+      if (it == leases_.end()) continue;
+      leases.push_back(it->second);
+      leases_.erase(it);
+    }
   }
-  absl::Status st = lease->Stop(true);
-  if (!st.ok()) Log(absl::StrCat(id, ": failed to release the DHCP lease: ", st.message()));
+  if (leases.empty()) return absl::OkStatus();
+  for (const std::shared_ptr<LeaseBase>& lease : leases) {
+    absl::Status st = lease->Stop(true);
+    if (!st.ok()) Log(absl::StrCat(id, ": failed to release the DHCP lease: ", st.message()));
+  }
   Save();
   return absl::OkStatus();  // as upstream: a failed RELEASE is logged, the lease is forgotten
 }
 
 absl::StatusOr<Result> Daemon::Check(const LeaseSpec& spec) {
   std::string id = spec.ClientId();
-  std::shared_ptr<Lease> lease = Find(id);
-  if (!lease) return Error(ErrorCode::kInternal, absl::StrCat("dhcp: no lease for ", id));
-  switch (lease->state()) {
-    case Lease::State::kBound:
-      return lease->CurrentResult();
-    case Lease::State::kExpired:
-      return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the lease for ", id, " expired unrenewed"));
-    case Lease::State::kGone:
-      break;
+  std::vector<Result> parts;
+  for (bool v6 : {false, true}) {
+    if (v6 ? !spec.v6 : !spec.v4) continue;
+    const char* family = v6 ? "IPv6 " : "";
+    std::shared_ptr<LeaseBase> lease = Find(Key(id, v6));
+    if (!lease) return Error(ErrorCode::kInternal, absl::StrCat("dhcp: no ", family, "lease for ", id));
+    switch (lease->state()) {
+      case LeaseBase::State::kBound: {
+        ASSIGN_OR_RETURN(Result r, lease->CurrentResult());
+        parts.push_back(std::move(r));
+        continue;
+      }
+      case LeaseBase::State::kExpired:
+        return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the ", family, "lease for ", id, " expired unrenewed"));
+      case LeaseBase::State::kGone:
+        break;
+    }
+    return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the interface of ", id, " is gone"));
   }
-  return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the interface of ", id, " is gone"));
+  return Merge(parts);
 }
 
 absl::Status Daemon::Gc(const std::string& network, const Json& valid, uint64_t seq) {
@@ -306,15 +390,15 @@ absl::Status Daemon::Gc(const std::string& network, const Json& valid, uint64_t 
   if (valid.is_array()) {
     for (const Json& a : valid) keep.emplace(a.value("containerID", ""), a.value("ifname", ""));
   }
-  std::vector<LeaseSpec> stale;
+  std::map<std::string, LeaseSpec> stale;  // one per attachment: its DEL releases both families
   {
     std::lock_guard<std::mutex> lk(mu_);
-    for (const auto& [id, lease] : leases_) {
+    for (const auto& [key, lease] : leases_) {
       const LeaseSpec& s = lease->spec();
-      if (s.network == network && !keep.count({s.container_id, s.ifname})) stale.push_back(s);
+      if (s.network == network && !keep.count({s.container_id, s.ifname})) stale.emplace(s.ClientId(), s);
     }
   }
-  for (const LeaseSpec& s : stale) RETURN_IF_ERROR(Del(s, seq));
+  for (const auto& [id, s] : stale) RETURN_IF_ERROR(Del(s, seq));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "cni/base/json.h"
 #include "lease.h"
+#include "lease6.h"
 
 namespace cni::dhcp {
 
@@ -53,13 +54,18 @@ class Daemon {
   absl::StatusOr<Result> Check(const LeaseSpec& spec);
   absl::Status Gc(const std::string& network, const Json& valid, uint64_t seq);
   std::shared_ptr<std::mutex> AttachmentLock(const std::string& id);
-  std::shared_ptr<Lease> Find(const std::string& id);
+  // The lease of one family of an attachment (keyed by Key()), nullptr without one.
+  std::shared_ptr<LeaseBase> Find(const std::string& key);
+  // The table's key of an attachment's lease of one family: the client
+  // identifier for IPv4 (as before DHCPv6 existed), "<id>/v6" for IPv6
+  // (no client identifier ends so: an interface name has no '/').
+  static std::string Key(const std::string& id, bool v6) { return v6 ? id + "/v6" : id; }
   void Save();
   std::string StatePath() const;
 
   const DaemonOptions options_;
   std::mutex mu_;  // guards the maps; never held while a lease stops
-  std::map<std::string, std::shared_ptr<Lease>> leases_;
+  std::map<std::string, std::shared_ptr<LeaseBase>> leases_;  // by Key()
   std::map<std::string, std::shared_ptr<std::mutex>> locks_;  // one per attachment: ADD/DEL/CHECK serialize
   // The latest DEL of each attachment: its connection's number and when it
   // ran. An ADD whose connection came before it (a plugin killed after
@@ -71,7 +77,7 @@ class Daemon {
   };
   std::map<std::string, Deleted> deleted_;
   // Leases whose first exchange is running (ADD), for a DEL to cancel.
-  std::map<std::string, std::shared_ptr<Lease>> acquiring_;
+  std::map<std::string, std::shared_ptr<LeaseBase>> acquiring_;
   std::mutex save_mu_;
 };
 

@@ -33,6 +33,12 @@ Json Request(absl::string_view op, const CmdArgs& args, const Config& config) {
   spec.parameter_list = config.parameter_list;
   spec.provide = config.provide;
   spec.priority = config.priority;
+  spec.v4 = config.v4();
+  spec.v6 = config.v6();
+  spec.duid = config.duid;
+  spec.request6 = config.request6;
+  spec.provide6 = config.provide6;
+  spec.rapid_commit = config.rapid_commit;
   return {{"op", std::string(op)},
           {"lease", spec.ToJson()},
           {"budgetMs", absl::ToInt64Milliseconds(config.add_budget)}};
@@ -59,12 +65,17 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("CHECK", args, config), config.DelBudget()));
   ASSIGN_OR_RETURN(Result lease, ResultOf(answer));
   ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev || prev->ips.empty() || lease.ips.empty()) return absl::OkStatus();
-  for (const IpConfig& ip : prev->ips) {
-    if (ip.address == lease.ips[0].address) return absl::OkStatus();
+  if (!prev || prev->ips.empty()) return absl::OkStatus();
+  // Every lease's address (one per family) is in prevResult.
+  for (const IpConfig& leased : lease.ips) {
+    bool found = false;
+    for (const IpConfig& ip : prev->ips) found = found || ip.address == leased.address;
+    if (!found) {
+      return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the lease's address ", leased.address.ToString(),
+                                                      " is not in prevResult"));
+    }
   }
-  return Error(ErrorCode::kInternal, absl::StrCat("dhcp: the lease's address ", lease.ips[0].address.ToString(),
-                                                  " is not in prevResult"));
+  return absl::OkStatus();
 }
 
 absl::Status Status(const CmdArgs&, const Config& config) {

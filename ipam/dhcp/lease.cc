@@ -63,9 +63,13 @@ std::string LeaseSpec::ClientId() const {
 Json LeaseSpec::ToJson() const {
   Json provided = Json::array();
   for (const auto& [code, value] : provide) provided.push_back({{"code", code}, {"value", absl::BytesToHexString(value)}});
+  Json provided6 = Json::array();
+  for (const auto& [code, value] : provide6) provided6.push_back({{"code", code}, {"value", absl::BytesToHexString(value)}});
   return {{"containerID", container_id}, {"network", network}, {"ifname", ifname},
           {"netns", netns}, {"parameterList", absl::BytesToHexString(parameter_list)},
-          {"provide", provided}, {"priority", priority}};
+          {"provide", provided}, {"priority", priority},
+          {"family", v4 && v6 ? "dual" : v6 ? "ipv6" : "ipv4"}, {"duid", absl::BytesToHexString(duid)},
+          {"request6", request6}, {"provide6", provided6}, {"rapidCommit", rapid_commit}};
 }
 
 absl::StatusOr<LeaseSpec> LeaseSpec::FromJson(const Json& j) {
@@ -80,6 +84,18 @@ absl::StatusOr<LeaseSpec> LeaseSpec::FromJson(const Json& j) {
       s.provide.emplace_back(p.at("code").get<uint8_t>(), absl::HexStringToBytes(p.at("value").get<std::string>()));
     }
     s.priority = j.at("priority").get<int>();
+    // Absent in records of daemons without DHCPv6: IPv4 only.
+    std::string family = j.value("family", std::string("ipv4"));
+    s.v4 = family != "ipv6";
+    s.v6 = family != "ipv4";
+    s.duid = absl::HexStringToBytes(j.value("duid", std::string()));
+    s.request6 = j.value("request6", std::vector<uint16_t>());
+    s.rapid_commit = j.value("rapidCommit", true);
+    if (const Json* p6 = FindKey(j, "provide6"); p6 != nullptr) {
+      for (const Json& p : *p6) {
+        s.provide6.emplace_back(p.at("code").get<uint16_t>(), absl::HexStringToBytes(p.at("value").get<std::string>()));
+      }
+    }
     return s;
   } catch (const Json::exception& e) {
     return Error(ErrorCode::kDecodingFailure, absl::StrCat("lease record: ", e.what()));

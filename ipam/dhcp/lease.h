@@ -38,6 +38,16 @@ struct LeaseSpec {
   // "provide": options sent as given (they replace the client's own, e.g. 61).
   std::vector<std::pair<uint8_t, std::string>> provide;
   int priority = 0;  // route metric in the result, 0: none
+  // "family": which leases the attachment has (IPv4, IPv6 or both).
+  bool v4 = true;
+  bool v6 = false;
+  // DHCPv6: the client's DUID ("provide" of dhcp6.client-id; empty: DUID-LL
+  // of the interface's MAC address), the options to ask for (option 6, after
+  // 23 and 24) and the options sent as given (e.g. 39, the FQDN).
+  std::string duid;
+  std::vector<uint16_t> request6;
+  std::vector<std::pair<uint16_t, std::string>> provide6;
+  bool rapid_commit = true;  // SOLICIT carries the Rapid Commit option
 
   // Upstream's client identifier: "<containerID>/<network>/<ifname>", cut at
   // 254 bytes; it goes out as option 61 of type 0 and keys the lease table.
@@ -53,38 +63,59 @@ struct LeaseSpec {
 // domain (15). Code 999 when the ACK has no subnet mask (as upstream).
 absl::StatusOr<Result> ResultFromAck(const Message& ack, int priority);
 
-class Lease {
+// What the daemon needs of one lease, IPv4 (Lease) or IPv6 (Lease6).
+class LeaseBase {
  public:
   enum class State { kBound, kExpired, kGone };
+  virtual ~LeaseBase() = default;
+  // Runs the first exchange on the calling thread; on success starts the
+  // maintenance thread. Code 11 when no server answers by `deadline`.
+  virtual absl::Status Acquire(absl::Time deadline) = 0;
+  // Stops the maintenance thread and, when `release`, releases the lease.
+  virtual absl::Status Stop(bool release) = 0;
+  // Makes an exchange in progress (Acquire's, from another thread) give up
+  // with Cancelled, and keeps a maintenance thread from starting.
+  virtual void Cancel() = 0;
+  virtual const LeaseSpec& spec() const = 0;
+  virtual State state() const = 0;
+  virtual absl::StatusOr<Result> CurrentResult() const = 0;
+  // The state file's record.
+  virtual Json ToJson() const = 0;
+  // Number of renewals acknowledged so far.
+  virtual int renewals() const = 0;
+};
+
+class Lease : public LeaseBase {
+ public:
 
   // `on_change` runs (on the maintenance thread) after every renewal or state
   // change, so the daemon can persist its table.
   Lease(LeaseSpec spec, Timing timing, std::function<void()> on_change);
-  ~Lease();  // stops the maintenance thread (without RELEASE)
+  ~Lease() override;  // stops the maintenance thread (without RELEASE)
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
   // Runs the first exchange on the calling thread; on success starts the
   // maintenance thread. Code 11 when no server answers by `deadline`.
-  absl::Status Acquire(absl::Time deadline);
+  absl::Status Acquire(absl::Time deadline) override;
   // Takes over a lease the daemon persisted before a restart and renews it at
   // once (unicast to its server), then maintains it as usual.
   void Resume(Message ack, net::MacAddress server_mac, absl::Time bound_at);
   // Stops the maintenance thread and, when `release`, sends DHCPRELEASE.
-  absl::Status Stop(bool release);
+  absl::Status Stop(bool release) override;
   // Makes an exchange in progress (Acquire's, from another thread) give up
   // with Cancelled, and keeps a maintenance thread from starting. Stop()
   // still ends the lease.
-  void Cancel();
+  void Cancel() override;
 
-  const LeaseSpec& spec() const { return spec_; }
-  State state() const;
-  absl::StatusOr<Result> CurrentResult() const;
+  const LeaseSpec& spec() const override { return spec_; }
+  State state() const override;
+  absl::StatusOr<Result> CurrentResult() const override;
   // The state file's record: spec, the last ACK (hex), the server's link
   // address and when the lease was bound (Unix seconds).
-  Json ToJson() const;
+  Json ToJson() const override;
   // Number of renewals (unicast or rebinding) acknowledged so far.
-  int renewals() const;
+  int renewals() const override;
 
  private:
   struct Bound {

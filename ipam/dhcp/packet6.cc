@@ -1,9 +1,16 @@
 #include "packet6.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cni/base/error.h"
 
 namespace cni::dhcp::v6 {
@@ -127,6 +134,66 @@ absl::StatusOr<IaNa> DecodeIaNa(absl::string_view value) {
 uint16_t StatusOf(const Message& msg) {
   const std::string* s = msg.Get(opt::kStatusCode);
   return s != nullptr && s->size() >= 2 ? U16(*s, 0) : kStatusSuccess;
+}
+
+namespace {
+
+struct Option6Name {
+  uint16_t code;
+  const char* name;
+};
+constexpr Option6Name kOption6Names[] = {
+    {opt::kClientId, "client-id"},       {opt::kUserClass, "user-class"},
+    {opt::kVendorClass, "vendor-class"}, {opt::kDnsServers, "name-servers"},
+    {opt::kDomainList, "domain-search"}, {opt::kSntpServers, "sntp-servers"},
+    {opt::kFqdn, "fqdn"},                {opt::kNtpServer, "ntp-server"},
+};
+
+}  // namespace
+
+absl::StatusOr<std::optional<uint16_t>> ParseOption6Name(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, "dhcp6.")) return std::optional<uint16_t>();
+  for (const Option6Name& o : kOption6Names) {
+    if (name == o.name) return std::optional<uint16_t>(o.code);
+  }
+  uint32_t code = 0;
+  if (!absl::SimpleAtoi(name, &code) || code < 1 || code > 65535) {
+    return Error(ErrorCode::kInvalidNetworkConfig,
+                 absl::StrCat("dhcp: unknown DHCPv6 option \"dhcp6.", name,
+                              "\" (client-id, user-class, vendor-class, name-servers, domain-search, "
+                              "sntp-servers, fqdn, ntp-server or a number 1-65535)"));
+  }
+  return std::optional<uint16_t>(static_cast<uint16_t>(code));
+}
+
+absl::StatusOr<std::string> EncodeOption6(uint16_t code, absl::string_view text) {
+  if (code == opt::kFqdn) {
+    std::string out(1, '\0');  // flags: the client leaves DNS updates to the server's policy
+    const bool full = absl::EndsWith(text, ".");
+    absl::string_view name = absl::StripSuffix(text, ".");
+    for (absl::string_view label : absl::StrSplit(name, '.')) {
+      if (label.empty() || label.size() > 63) {
+        return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("dhcp: \"", text, "\" is not a domain name"));
+      }
+      out.push_back(static_cast<char>(label.size()));
+      out.append(label.data(), label.size());
+    }
+    if (full) out.push_back('\0');
+    return out;
+  }
+  if (code == opt::kClientId) {
+    std::string hex = absl::StrReplaceAll(text, {{":", ""}});
+    std::string bytes;
+    if (hex.empty() || hex.size() % 2 != 0 || !std::all_of(hex.begin(), hex.end(), absl::ascii_isxdigit)) {
+      return Error(ErrorCode::kInvalidNetworkConfig,
+                   absl::StrCat("dhcp: dhcp6.client-id \"", text, "\" is not a DUID in hex digits"));
+    }
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    return bytes;
+  }
+  return std::string(text);
 }
 
 std::string DuidLl(const std::array<uint8_t, 6>& mac) {

@@ -42,8 +42,13 @@ inline constexpr uint16_t kPreference = 7;
 inline constexpr uint16_t kElapsedTime = 8;
 inline constexpr uint16_t kStatusCode = 13;
 inline constexpr uint16_t kRapidCommit = 14;
+inline constexpr uint16_t kUserClass = 15;
+inline constexpr uint16_t kVendorClass = 16;
 inline constexpr uint16_t kDnsServers = 23;
 inline constexpr uint16_t kDomainList = 24;
+inline constexpr uint16_t kSntpServers = 31;
+inline constexpr uint16_t kFqdn = 39;
+inline constexpr uint16_t kNtpServer = 56;
 }  // namespace opt
 
 // Status codes (option 13) the client acts on.
@@ -88,6 +93,20 @@ absl::StatusOr<IaNa> DecodeIaNa(absl::string_view value);
 
 // The message's own status code (option 13 at the top level), success when absent.
 uint16_t StatusOf(const Message& msg);
+
+// A DHCPv6 option named in the configuration: "dhcp6." followed by a name
+// of the table (client-id, user-class, vendor-class, name-servers,
+// domain-search, sntp-servers, fqdn, ntp-server, as ISC dhclient names
+// them) or by a number 1-65535. nullopt for a name without the prefix (a
+// DHCPv4 option); code 7 for an unknown name after it.
+absl::StatusOr<std::optional<uint16_t>> ParseOption6Name(absl::string_view name);
+
+// The value of a provided DHCPv6 option from its configured text: option
+// 39 (RFC 4704) as flags 0 and the name in DNS labels (a name without a
+// trailing dot is partial, as a bare host name is); option 1 (client-id,
+// a DUID) from hex digits, optionally separated by ':' (code 7 otherwise);
+// any other option as the bytes given.
+absl::StatusOr<std::string> EncodeOption6(uint16_t code, absl::string_view text);
 
 // DUID-LL (RFC 8415 11.4) of an Ethernet link address.
 std::string DuidLl(const std::array<uint8_t, 6>& mac);

@@ -3,12 +3,16 @@
 // is tried both as an IPv4 packet (what the packet socket delivers) and as a
 // bare DHCP message; a decoded message must survive every accessor, the result
 // builder, and an encode/decode round trip with the same options. The same
-// bytes go to the DHCPv6 decoder (packet6.h) and its option readers.
+// bytes go to the DHCPv6 decoder (packet6.h) and its option readers, and
+// to the router advertisement parser (client6.h), whose result builds an
+// IPv6 lease's CNI result.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
+#include "client6.h"
 #include "lease.h"
+#include "lease6.h"
 #include "packet.h"
 #include "packet6.h"
 
@@ -43,6 +47,15 @@ void ExerciseV6(absl::string_view bytes) {
   if (!again.ok() || again->options != m->options || again->xid != m->xid || again->type != m->type) abort();
 }
 
+void ExerciseRa(absl::string_view bytes) {
+  const cni::net::IpAddress router = *cni::net::IpAddress::Parse("fe80::1");
+  std::optional<cni::dhcp::RouterAdvert> ra = cni::dhcp::ParseRouterAdvert(bytes, router);
+  if (!ra) return;
+  (void)cni::dhcp::ResultFromLease6(*cni::net::IpAddress::Parse("2001:db8::5"), *ra, cni::dhcp::v6::Message(), 0);
+  absl::StatusOr<cni::dhcp::RouterAdvert> back = cni::dhcp::RouterAdvert::FromJson(ra->ToJson());
+  if (!back.ok() || back->ToJson() != ra->ToJson()) abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -50,5 +63,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (std::optional<cni::dhcp::UdpDatagram> udp = cni::dhcp::UnframeUdp(bytes)) Exercise(udp->payload);
   Exercise(bytes);
   ExerciseV6(bytes);
+  ExerciseRa(bytes);
   return 0;
 }

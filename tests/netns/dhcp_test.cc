@@ -6,6 +6,8 @@
 // interfaces reach the server. The daemon runs in the test's host namespace,
 // on a socket and state directory in the temp dir.
 #include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -32,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "cni/base/ip.h"
 #include "cni/base/json.h"
+#include "cni/net/netns.h"
 #include "cni/protocol/types.h"
 #include "cni/protocol/version.h"
 #include "cni/runtime/runtime.h"
@@ -46,6 +50,7 @@ using cni::Json;
 using namespace cni::test;  // NOLINT: test brevity
 
 constexpr char kServer[] = "10.77.0.1";
+constexpr char kServer6[] = "2001:db8:77::1";
 
 cni::net::IpAddress A(const std::string& text) { return *cni::net::IpAddress::Parse(text); }
 
@@ -165,6 +170,10 @@ struct Lab {
     MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "srv0", "netns", server_ns});
     MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
     MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "srv0"});
+    // IPv6: the server's addresses are usable at once (no DAD), so dnsmasq
+    // sends RAs from its link-local address as soon as it starts.
+    MustExec(fx, server_ns, {"sysctl", "-qw", "net.ipv6.conf.srv0.accept_dad=0"});
+    MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer6) + "/64", "dev", "srv0", "nodad"});
     MustExec(fx, server_ns, {"ip", "link", "set", "srv0", "up"});
     MustExec(fx, server_ns, {"ip", "link", "set", "lo", "up"});
   }
@@ -209,6 +218,31 @@ struct Lab {
     argv.insert(argv.end(), extra.begin(), extra.end());
     dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
     REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCP, IP range"); }, 5000));
+  }
+
+  // dnsmasq as a DHCPv6 server and router on srv0: addresses
+  // 2001:db8:77::10 to ::<last> (2 min leases), DNS server kServer6, search
+  // list dhcp.test, router advertisements (the stateful range's prefix,
+  // on-link, M flag) plus `extra` options. With `v4`, the DHCPv4 range too.
+  // Without `ra`, dnsmasq sends no router advertisements (the test does).
+  void StartServer6(const std::string& last = "2001:db8:77::20", bool v4 = false,
+                    const std::vector<std::string>& extra = {}, bool ra = true) {
+    std::vector<std::string> argv = {
+        "/usr/bin/nsenter", "--net=" + server_ns, "--", "/usr/sbin/dnsmasq", "--keep-in-foreground",
+        "--conf-file=/dev/null", "--user=root", "--group=root", "--port=0", "--no-resolv", "--no-hosts",
+        "--interface=" + server_if, "--bind-interfaces", "--dhcp-authoritative", "--log-dhcp", "--no-ping",
+        "--dhcp-range=2001:db8:77::10," + last + ",64,2m",
+        "--dhcp-leasefile=" + Leases(), "--pid-file=" + dir.str() + "/dnsmasq.pid", "--log-facility=" + ServerLog(),
+        "--dhcp-option=option6:dns-server,[" + std::string(kServer6) + "]",
+        "--dhcp-option=option6:domain-search,dhcp.test"};
+    if (ra) argv.insert(argv.end(), {"--enable-ra", "--ra-param=" + server_if + ",10,1800"});
+    if (v4) {
+      argv.insert(argv.end(), {"--dhcp-range=10.77.0.50,10.77.0.150,255.255.255.0,2m",
+                               "--dhcp-option=option:router,10.77.0.1"});
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
+    REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCPv6, IP range"); }, 5000));
   }
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
@@ -267,6 +301,64 @@ std::string ClientIdHex(const std::string& id) {
 }
 
 std::string Addr(const cni::Result& r) { return r.ips.at(0).address.addr().ToString(); }
+
+// Router advertisements from srv0 (to ff02::1, hop limit 255) every 200 ms
+// while it lives: router lifetime 1800 s, the on-link prefix
+// 2001:db8:77::/64 and an RFC 4191 route to 2001:db8:99::/48 (600 s).
+// dnsmasq sends no route information option.
+class RouteInfoAdvertiser {
+ public:
+  explicit RouteInfoAdvertiser(const std::string& server_ns) {
+    absl::StatusOr<cni::net::Netns> ns = cni::net::Netns::Open(server_ns);
+    REQUIRE(ns.ok());
+    int ifindex = 0;
+    REQUIRE(ns->Run([&] {
+                  fd_ = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+                  ifindex = static_cast<int>(if_nametoindex("srv0"));
+                  return absl::OkStatus();
+                }).ok());
+    REQUIRE(fd_ >= 0);
+    REQUIRE(ifindex > 0);
+    int hops = 255;
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof(hops));
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof(ifindex));
+    const unsigned char ra[] = {
+        134, 0, 0, 0, 64, 0x80, 0x07, 0x08, 0, 0, 0, 0, 0, 0, 0, 0,  // M flag, lifetime 1800
+        3, 4, 64, 0x80, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10, 0, 0, 0, 0,  // PIO, L flag
+        0x20, 0x01, 0x0d, 0xb8, 0, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        24, 2, 48, 0, 0, 0, 0x02, 0x58, 0x20, 0x01, 0x0d, 0xb8, 0, 0x99, 0, 0};  // RIO
+    sockaddr_in6 to{};
+    to.sin6_family = AF_INET6;
+    to.sin6_addr.s6_addr[0] = 0xff;
+    to.sin6_addr.s6_addr[1] = 0x02;
+    to.sin6_addr.s6_addr[15] = 1;
+    to.sin6_scope_id = static_cast<uint32_t>(ifindex);
+    thread_ = std::thread([this, ra_bytes = std::string(reinterpret_cast<const char*>(ra), sizeof(ra)), to] {
+      while (!stop_) {
+        sendto(fd_, ra_bytes.data(), ra_bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
+  }
+  ~RouteInfoAdvertiser() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The link-local address of srv0, the router of the IPv6 tests.
+std::string ServerLinkLocal(const NetnsFixture& fx, const Lab& lab) {
+  std::string out = MustExec(fx, lab.server_ns, {"ip", "-6", "-o", "addr", "show", "dev", "srv0", "scope", "link"});
+  size_t at = out.find("fe80::");
+  REQUIRE(at != std::string::npos);
+  return out.substr(at, out.find('/', at) - at);
+}
 
 // Two containers, c1 (ctr1) and c2 (ctr2), each with a macvlan eth0 and a lease.
 struct TwoLeases {
@@ -979,5 +1071,333 @@ TEST_CASE("dhcp: a DEL cancels an ADD of the same attachment still waiting for a
   CHECK(ErrorCode(add) == 11);
   CHECK(absl::StrContains(ErrorMessage(add), "was deleted while its lease was being acquired"));
   CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: IPv6 only: an address from the range, default route via the router, ping6, RELEASE",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6("2001:db8:77::10");  // one address: the next client gets it only once it is released
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  // A namespace whose new interfaces come without IPv6 (as some runtimes
+  // make them): the daemon turns it on for the interface it serves.
+  MustExec(fx, c1, {"sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"});
+  // The pod's name goes out as the FQDN option (39), which dnsmasq keeps as the lease's name.
+  std::string conf = MacvlanConf(
+      lab, {{"family", "ipv6"}, {"provide", {{{"option", "dhcp6.fqdn"}, {"fromArg", "K8S_POD_NAME"}}}}});
+  RunResult add = CallPlugin("macvlan", "ADD", conf, c1, "ctr1", {.args = "IgnoreUnknown=1;K8S_POD_NAME=web-1"});
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 1);
+  std::string ip = Addr(r);
+  CHECK(ip == "2001:db8:77::10");
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 1);  // Rapid Commit: SOLICIT and REPLY
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 0);
+  // The RA's on-link prefix (/64) contains the address: its prefix length.
+  CHECK(r.ips[0].address.len() == 64);
+  CHECK(r.ips[0].gateway == A(router));
+  // dnsmasq sends no RFC 4191 route information: the default route alone.
+  REQUIRE(r.routes.size() == 1);
+  CHECK(r.routes[0].dst.ToString() == "::/0");
+  CHECK(r.routes[0].gw == A(router));
+  CHECK(r.dns.nameservers == std::vector<std::string>{kServer6});
+  CHECK(r.dns.search == std::vector<std::string>{"dhcp.test"});
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "addr", "show", "eth0"}), ip + "/64"));
+  // One default route, the result's: the kernel learnt none from the RA.
+  std::string routes = MustExec(fx, c1, {"ip", "-6", "route", "show", "default"});
+  CHECK(absl::StrContains(routes, "via " + router + " dev eth0"));
+  CHECK(!absl::StrContains(routes, "proto ra"));
+  CHECK(MustExec(fx, c1, {"sysctl", "-n", "net.ipv6.conf.eth0.accept_ra"}) == "0\n");
+  CHECK(Ping(c1, A(kServer6)));
+  CHECK(lab.ServerHasLease(ip));
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), " " + ip + " web-1 "));
+  // The same lease again; CHECK passes.
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // DEL sends RELEASE and the server frees the address.
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRELEASE(srv0)") == 1; }, 3000));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  // The released address goes to the next client.
+  std::string c2 = fx.AddNetns("c2");
+  CHECK(Addr(MustResult(Mv("ADD", conf, c2, "ctr2"))) == ip);
+  MustSucceed(Mv("DEL", conf, c2, "ctr2"));
+  lab.Finish({c1, c2});
+}
+
+TEST_CASE("dhcp: dual stack: both leases in one result, both reachable, GC releases both",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6("2001:db8:77::20", /*v4=*/true);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  // Without Rapid Commit: SOLICIT, ADVERTISE, REQUEST, REPLY.
+  std::string conf = MacvlanConf(lab, {{"family", "dual"}, {"rapidCommit", false}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 2);
+  const std::string ip4 = r.ips[0].address.addr().ToString(), ip6 = r.ips[1].address.addr().ToString();
+  CHECK(absl::StartsWith(ip4, "10.77.0."));
+  CHECK(r.ips[0].gateway == A(kServer));
+  CHECK(absl::StartsWith(ip6, "2001:db8:77::"));
+  CHECK(r.ips[1].gateway == A(router));
+  std::vector<std::string> dsts;
+  for (const cni::Route& route : r.routes) dsts.push_back(route.dst.ToString());
+  CHECK(dsts == std::vector<std::string>{"0.0.0.0/0", "::/0"});
+  CHECK(lab.ServerCount("DHCPADVERTISE(srv0) " + ip6) == 1);
+  CHECK(lab.ServerCount("DHCPREPLY(srv0) " + ip6) == 1);
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // CHECK wants both addresses in prevResult.
+  cni::Result only4 = r;
+  only4.ips.pop_back();
+  absl::StatusOr<Json> only4_json = cni::ResultToJson(only4, "1.1.0");
+  REQUIRE(only4_json.ok());
+  RunResult check = CallPlugin("dhcp", "CHECK", WithPrevResult(conf, only4_json->dump()), c1, "ctr1");
+  CHECK(absl::StrContains(ErrorMessage(check), ip6 + "/64 is not in prevResult"));
+  CHECK(absl::StrContains(ReadFile(lab.StateFile()), "\"family\":\"ipv6\""));
+  // GC with no valid attachment: both leases are released.
+  Json gc = {{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "dhcp"}, {"ipam", DhcpIpam(lab)},
+             {"cni.dev/valid-attachments", Json::array()}};
+  MustSucceed(CallPlugin("dhcp", "GC", gc.dump(), "", "", {.ifname = ""}));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip4) && !lab.ServerHasLease(ip6); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0) " + ip4) == 1);
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 2);
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: dual stack without a DHCPv6 server: code 11 and the IPv4 lease is released",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer();  // DHCPv4 only
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "4s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "dual"}});
+  auto start = std::chrono::steady_clock::now();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "no DHCPv6 reply to SOLICIT on \"eth0\""));
+  CHECK(took < std::chrono::seconds(7));
+  // The IPv4 lease this ADD took is given back.
+  CHECK(lab.ServerCount("DHCPACK(srv0)") == 1);
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRELEASE(srv0)") == 1; }, 3000));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  CHECK(absl::StrContains(ErrorMessage(CallPlugin("dhcp", "CHECK", conf, c1, "ctr1")), "no lease"));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: IPv6 without any server: code 11 within the timeout, nothing left", "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "4s"});
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  auto start = std::chrono::steady_clock::now();
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(ErrorCode(add) == 11);
+  CHECK(absl::StrContains(ErrorMessage(add), "no DHCPv6 reply to SOLICIT on \"eth0\""));
+  CHECK(took >= std::chrono::seconds(4));
+  CHECK(took < std::chrono::seconds(7));
+  CHECK(fx.Links(c1) == std::vector<std::string>{"lo"});
+  CHECK(absl::StrContains(ErrorMessage(CallPlugin("dhcp", "CHECK", conf, c1, "ctr1")), "no IPv6 lease"));
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: an IPv6 lease survives a daemon restart: RENEW at once, then RELEASE on DEL",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  // A DUID from the configuration, which the renewal after the restart uses too.
+  const std::string duid = "00:03:00:01:02:00:00:00:00:42";
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}, {"provide", {{{"option", "dhcp6.client-id"}, {"value", duid}}}}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  CHECK(absl::StrContains(ReadFile(lab.Leases()), duid));
+  CHECK(lab.ServerCount("DHCPRENEW(srv0)") == 0);
+  lab.daemon->Stop(SIGKILL);
+  lab.daemon.reset();
+  lab.StartDaemon();
+  // The persisted lease is renewed on the wire at once, same address.
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0) " + duid) == 1; }, 5000));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREPLY(srv0) " + ip) == 2; }, 5000));
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 1);  // renewed, not acquired anew
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == ip);
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 1);
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: an IPv6 address in use on the link fails DAD, is DECLINEd, and the next one is used",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // Another node on the link (a macvlan of mst0 in its own namespace)
+  // already has ::11, the address a sequential dnsmasq hands out first
+  // (the range's start plus one).
+  std::string squat = fx.AddNetns("squat");
+  MustExec(fx, "", {"ip", "link", "add", "sq0", "link", "mst0", "type", "macvlan", "mode", "bridge"});
+  MustExec(fx, "", {"ip", "link", "set", "sq0", "netns", squat});
+  MustExec(fx, squat, {"ip", "addr", "add", "2001:db8:77::11/64", "dev", "sq0", "nodad"});
+  MustExec(fx, squat, {"ip", "link", "set", "sq0", "up"});
+  lab.StartServer6("2001:db8:77::12", /*v4=*/false, {"--dhcp-sequential-ip"});
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  cni::Result r = MustResult(Mv("ADD", conf, c1, "ctr1"));
+  const std::string ip = Addr(r);
+  CHECK(absl::StartsWith(ip, "2001:db8:77::1"));
+  CHECK(ip != "2001:db8:77::11");
+  CHECK(lab.ServerCount("DHCPDECLINE(srv0)") == 1);
+  CHECK(lab.ServerCount("DHCPSOLICIT(srv0)") == 2);
+  // The declined address is not left on the interface.
+  std::string addrs = MustExec(fx, c1, {"ip", "-6", "addr", "show", "eth0"});
+  CHECK(!absl::StrContains(addrs, "2001:db8:77::11/"));
+  CHECK(absl::StrContains(addrs, ip + "/64"));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1, squat});
+}
+
+TEST_CASE("dhcp: IPv6 RENEWs that get no answer REBIND at T2, and any server's REPLY keeps the lease",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  // dnsmasq's 2-minute lease has T2 at 105 s: the state file's bind time
+  // moves back so that T2 comes 4 s after the restart, and the server
+  // identifier the lease keeps becomes another server's, whose RENEWs
+  // dnsmasq ignores (RFC 8415 16.6).
+  lab.daemon->Stop(SIGTERM);
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  Json& lease = state["leases"][0];
+  lease["boundAt"] = static_cast<int64_t>(time(nullptr)) - 101;
+  std::string reply = lease["reply"].get<std::string>();
+  size_t at = reply.find("0002000e0001");  // server ID, 14 bytes, DUID-LLT
+  REQUIRE(at != std::string::npos);
+  char& last = reply[at + 8 + 28 - 1];
+  last = last == '0' ? '1' : '0';
+  lease["reply"] = reply;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREBIND(srv0)") >= 1; }, 10000));
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPREPLY(srv0) " + ip) == 2; }, 3000));
+  std::string log = ReadFile(lab.DaemonLog());
+  CHECK(absl::StrContains(log, "renewing the lease"));
+  CHECK(absl::StrContains(log, "rebinding the lease"));
+  // Bound again, with the server's own identifier: CHECK passes.
+  CHECK(WaitFor([&] { return Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1").exit_code == 0; }, 3000));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: an IPv6 lease that nobody renews expires: CHECK says so", "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  std::string ip = Addr(MustResult(add));
+  // The daemon stops, the server goes away, and the 2-minute lease has
+  // 4 s left when the daemon starts again.
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  Json state = Json::parse(ReadFile(lab.StateFile()));
+  REQUIRE(state["leases"].size() == 1);
+  state["leases"][0]["boundAt"] = static_cast<int64_t>(time(nullptr)) - 116;
+  std::ofstream(lab.StateFile()) << state.dump();
+  lab.StartDaemon({"-timeout", "1s", "-resendtimeout", "3s"});
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.DaemonLog()), "lease expired"); }, 10000));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "rebinding the lease"));
+  RunResult check = Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1");
+  CHECK(absl::StrContains(ErrorMessage(check), "the IPv6 lease for ctr1/dhcpnet/eth0 expired unrenewed"));
+  // An expired lease is not persisted; the link stays up (its IPv4 lease, if any, is alive).
+  CHECK(!absl::StrContains(ReadFile(lab.StateFile()), "\"containerID\":\"ctr1\""));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "link", "show", "eth0"}), ",UP"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: bridge with dual-stack dhcp: both leases, both reachable, CHECK, DEL releases both",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // A bridge in the host with mst0 (the server's veth) as a port.
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  MustExec(fx, "", {"ip", "link", "set", "mst0", "master", "br0"});
+  MustExec(fx, "", {"ip", "link", "set", "br0", "up"});
+  lab.StartServer6("2001:db8:77::20", /*v4=*/true);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "bridge"}, {"bridge", "br0"},
+                          {"ipam", DhcpIpam(lab, {{"family", "dual"}})}}
+                         .dump();
+  RunResult add = CallPlugin("bridge", "ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 2);
+  const std::string ip4 = r.ips[0].address.addr().ToString(), ip6 = r.ips[1].address.addr().ToString();
+  CHECK(absl::StartsWith(ip6, "2001:db8:77::"));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "route", "show", "default"}), "via " + router + " dev eth0"));
+  CHECK(Ping(c1, A(kServer)));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(CallPlugin("bridge", "CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  MustSucceed(CallPlugin("bridge", "DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip4) && !lab.ServerHasLease(ip6); }, 3000));
+  CHECK(lab.ServerCount("DHCPRELEASE(srv0)") == 2);
+  lab.Finish({c1}, {"br0"});
+}
+
+TEST_CASE("dhcp: RFC 4191 route information of the RA becomes a route of the result and the container",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6("2001:db8:77::20", /*v4=*/false, {}, /*ra=*/false);
+  RouteInfoAdvertiser advertiser(lab.server_ns);
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  cni::Result r = MustResult(add);
+  CHECK(r.ips.at(0).address.len() == 64);
+  CHECK(r.ips.at(0).gateway == A(router));
+  REQUIRE(r.routes.size() == 2);
+  CHECK(r.routes[0].dst.ToString() == "::/0");
+  CHECK(r.routes[1].dst.ToString() == "2001:db8:99::/48");
+  CHECK(r.routes[1].gw == A(router));
+  CHECK(absl::StrContains(MustExec(fx, c1, {"ip", "-6", "route", "show", "2001:db8:99::/48"}),
+                          "via " + router + " dev eth0"));
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.Finish({c1});
 }

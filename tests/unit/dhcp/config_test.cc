@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "cni/base/error.h"
 #include "config.h"
 #include "support/config_parse.h"
@@ -82,4 +83,49 @@ TEST_CASE("dhcp config: bad values", "[dhcp]") {
   CHECK(cni::CodeOf(Parse(R"(,"request":{"option":"routers"})").status()) == 6);
   CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":3}])").status()) == 6);
   CHECK(cni::CodeOf(Parse(R"(,"priority":"high")").status()) == 6);
+}
+
+TEST_CASE("dhcp config: family chooses IPv4, IPv6 or both", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse("");
+  REQUIRE(c.ok());
+  CHECK(c->family == cni::dhcp::Family::kIpv4);
+  CHECK((c->v4() && !c->v6()));
+  c = Parse(R"(,"family":"ipv6")");
+  REQUIRE(c.ok());
+  CHECK((!c->v4() && c->v6()));
+  c = Parse(R"(,"family":"dual")");
+  REQUIRE(c.ok());
+  CHECK((c->v4() && c->v6()));
+  absl::Status bad = Parse(R"(,"family":"ipv5")").status();
+  CHECK(cni::CodeOf(bad) == 7);
+  CHECK(absl::StrContains(bad.message(), "\"family\" must be one of"));
+  CHECK(cni::CodeOf(Parse(R"(,"family":6)").status()) == 6);
+  CHECK(cni::CodeOf(Parse(R"(,"family":["ipv4","ipv6"])").status()) == 6);
+}
+
+TEST_CASE("dhcp config: DHCPv6 options in request and provide", "[dhcp]") {
+  absl::StatusOr<Config> c = Parse(
+      R"(,"family":"dual","request":[{"option":"dhcp6.sntp-servers"},{"option":"dhcp6.99"},{"option":"routers"}],)"
+      R"("provide":[{"option":"dhcp6.fqdn","value":"fixed","fromArg":"K8S_POD_NAME"},)"
+      R"({"option":"dhcp6.client-id","value":"00:03:00:01:02:00:00:00:00:42"},{"option":"dhcp6.user-class","value":"cni"}])",
+      "K8S_POD_NAME=web-1");
+  REQUIRE(c.ok());
+  CHECK(c->request6 == std::vector<uint16_t>{31, 99});
+  CHECK(c->parameter_list == Codes({3, 1, 6, 15, 33, 121}));  // DHCPv4's list is not touched by dhcp6.*
+  CHECK(c->duid == Codes({0, 3, 0, 1, 2, 0, 0, 0, 0, 0x42}));
+  REQUIRE(c->provide6.size() == 2);
+  // FQDN (RFC 4704): flags 0, then the partial name in DNS labels; the argument wins.
+  CHECK(c->provide6[0] == std::pair<uint16_t, std::string>{39, std::string("\0\5web-1", 7)});
+  CHECK(c->provide6[1] == std::pair<uint16_t, std::string>{15, "cni"});
+  CHECK(c->provide.empty());
+  // A fully qualified name ends with the root label.
+  c = Parse(R"(,"provide":[{"option":"dhcp6.fqdn","value":"a.lab."}])");
+  REQUIRE(c.ok());
+  CHECK(c->provide6.at(0).second == std::string("\0\1a\3lab\0", 8));
+
+  CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":"dhcp6.bogus"}])").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":"dhcp6.0"}])").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"request":[{"option":"dhcp6.65536"}])").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"provide":[{"option":"dhcp6.client-id","value":"xyz"}])").status()) == 7);
+  CHECK(cni::CodeOf(Parse(R"(,"provide":[{"option":"dhcp6.fqdn","value":"a..b"}])").status()) == 7);
 }
