@@ -227,6 +227,19 @@ std::vector<std::string> KeyNames(const Schema<C>& schema) {
   return names;
 }
 
+// The rows of `schema` named `names`, in table order: the keys a plugin's
+// teardown reads (its TeardownConfig), from the one table that defines them.
+template <typename C>
+Schema<C> Only(const Schema<C>& schema, std::initializer_list<absl::string_view> names) {
+  Schema<C> rows;
+  for (const Key<C>& key : schema) {
+    for (absl::string_view name : names) {
+      if (key.name == name) rows.push_back(key);
+    }
+  }
+  return rows;
+}
+
 // Walks `schema` over `obj` in table order, stopping at the first error.
 // `obj` that is not an object reads as all keys absent.
 template <typename C>
