@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/fw/backend.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -24,6 +25,9 @@ struct Config {
   bool force_address = false;
   bool ip_masq = false;
   std::string ip_masq_backend;      // "", "iptables" or "nftables"
+  // With ipMasq, the backend its rules go through: ipMasqBackend, else the
+  // default (fw::SelectBackend), resolved once by Parse.
+  fw::Backend masq_backend = fw::Backend::kNftables;
   int mtu = 0;                      // 0: kernel default
   bool hairpin = false;
   bool promisc = false;
@@ -52,9 +56,7 @@ struct Config {
   // upstream's wording where it has one. Does not judge what only some
   // commands need; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
 };
 
@@ -69,8 +71,7 @@ struct TeardownConfig : Config {
 };
 
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
-// accepts for a veth (unicast, not all zeros), and with ipMasq a usable
-// ipMasqBackend (cni/fw). DEL does not call this, so a container that
+// accepts for a veth (unicast, not all zeros). DEL does not call this, so a container that
 // upstream's bridge set up (or an ADD that failed) can always be torn down.
 absl::Status RequireSupported(const Config& config);
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/fw/backend.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -16,6 +17,9 @@ namespace cni::ptp {
 struct Config {
   bool ip_masq = false;
   std::string ip_masq_backend;  // "", "iptables" or "nftables"
+  // With ipMasq, the backend its rules go through: ipMasqBackend, else the
+  // default (fw::SelectBackend), resolved once by Parse.
+  fw::Backend masq_backend = fw::Backend::kNftables;
   int mtu = 0;                  // 0: kernel default
   std::string ipam_type;        // ipam.type, never empty after parsing
   // The config's own "dns", only when it sets at least one field: upstream
@@ -24,11 +28,8 @@ struct Config {
 
   // Parses and validates the ptp keys of `args.conf`. Wrong types are code 6,
   // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
-  // Does not judge ipMasq; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
 };
 
@@ -41,9 +42,9 @@ struct TeardownConfig : Config {
   static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
 };
 
-// What ADD, CHECK and STATUS need beyond parsing: with ipMasq, a usable
-// ipMasqBackend (cni/fw). DEL does not call this, so a container set up by
-// upstream's ptp can always be torn down.
+// What ADD, CHECK and STATUS need beyond parsing: nothing today (Parse
+// resolves the ipMasq backend). DEL does not call this, so a container set up
+// by upstream's ptp can always be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::ptp
