@@ -89,11 +89,8 @@ const config::Schema<Config> kKeys = {
     config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
     config::Parsed("vlan", &Config::vlan, ParseVlan),
     config::Parsed("vlanTrunk", &Config::trunk, ParseTrunk),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
+    DnsKey<Config>(),
 };
-
-// The keys DEL and GC read (see TeardownConfig).
-const config::Schema<Config> kTeardownKeys = config::Only(kKeys, {"ipMasq", "macspoofchk"});
 
 // The rules between keys (upstream's wording where it has one).
 absl::Status ValidateCombination(const Config& c) {
@@ -153,7 +150,7 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
 }
 
 absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  return ParseKeysAndIpam<Config, TeardownConfig>(args, kTeardownKeys, "bridge");
+  return ParseTeardownKeys<TeardownConfig>(args, kKeys, {"ipMasq", "macspoofchk"}, "bridge");
 }
 
 absl::Status RequireSupported(const Config& config) {

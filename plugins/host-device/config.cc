@@ -48,16 +48,13 @@ const config::Schema<Config> kKeys = {
     config::Parsed("hwaddr", &Config::hwaddr, ParseHwaddrKey),
     config::Parsed("kernelpath", &Config::kernel_path, ParseKernelPathKey),
     config::Parsed("pciBusID", &Config::pci_bus_id, BusId),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
+    DnsKey<Config>(),
 };
-
-// The keys DEL and GC read (see TeardownConfig).
-const config::Schema<Config> kTeardownKeys = config::Only(kKeys, {"device"});
 
 }  // namespace
 
 absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  return ParseKeysAndIpam<Config, TeardownConfig>(args, kTeardownKeys, "host-device");
+  return ParseTeardownKeys<TeardownConfig>(args, kKeys, {"device"}, "host-device");
 }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {

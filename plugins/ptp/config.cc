@@ -13,16 +13,13 @@ const config::Schema<Config> kKeys = {
     config::Bool("ipMasq", &Config::ip_masq),
     config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
     config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
+    DnsKey<Config>(),
 };
-
-// The keys DEL and GC read (see TeardownConfig).
-const config::Schema<Config> kTeardownKeys = config::Only(kKeys, {"ipMasq"});
 
 }  // namespace
 
 absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  return ParseKeysAndIpam<Config, TeardownConfig>(args, kTeardownKeys, "ptp");
+  return ParseTeardownKeys<TeardownConfig>(args, kKeys, {"ipMasq"}, "ptp");
 }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {

@@ -42,7 +42,7 @@ const config::Schema<Config> kKeys = {
     config::Integer("group", &Config::group, kId),
     config::String("selinuxContext", &Config::selinux_context),
     config::Parsed("bridge", &Config::bridge, ParseBridgeKey),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
+    DnsKey<Config>(),
 };
 
 }  // namespace

@@ -18,7 +18,7 @@
 //       config::Bool("ipMasq", &Config::ip_masq),
 //       config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
 //       config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-//       config::Custom("dns", &Config::dns, Dns::FromConfig),
+//       DnsKey<Config>(),
 //   };
 //   RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ptp", c));
 //

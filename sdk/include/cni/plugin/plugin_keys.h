@@ -6,6 +6,7 @@
 // configuration's "dns" is Dns::FromConfig (cni/protocol/types.h), for every plugin.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,16 @@ absl::StatusOr<Out> ParseKeysAndIpam(const CmdArgs& args, const config::Schema<C
   return c;
 }
 
+// A plugin's TeardownConfig::Parse (the lenient configuration its DEL and
+// GC read): only the rows of its key table `keys` named `names`
+// (config::Only), and the IPAM type; `Teardown` derives from Config.
+template <typename Teardown, typename Config>
+absl::StatusOr<Teardown> ParseTeardownKeys(const CmdArgs& args, const config::Schema<Config>& keys,
+                                           std::initializer_list<absl::string_view> names,
+                                           absl::string_view plugin) {
+  return ParseKeysAndIpam<Config, Teardown>(args, config::Only(keys, names), plugin);
+}
+
 // ParseKeysAndIpam for a plugin that also takes a MAC (macvlan, tap):
 // Config::mac from ResolveMacKeys.
 template <typename Config>
@@ -74,11 +85,17 @@ absl::StatusOr<Config> ParseKeysIpamAndMac(const CmdArgs& args, const config::Sc
   return c;
 }
 
-// The key table of a plugin whose only key of its own is "dns"
-// (Dns::FromConfig into Config::dns): dummy, loopback.
+// The "dns" row of every plugin's key table: Dns::FromConfig (set only when
+// the config's dns sets a field, upstream's meaning) into Config::dns.
+template <typename Config>
+config::Key<Config> DnsKey() {
+  return config::Custom("dns", &Config::dns, Dns::FromConfig);
+}
+
+// The key table of a plugin whose only key of its own is "dns": dummy, loopback.
 template <typename Config>
 config::Schema<Config> DnsOnlyKeys() {
-  return {config::Custom("dns", &Config::dns, Dns::FromConfig)};
+  return {DnsKey<Config>()};
 }
 
 // The configuration keys such a plugin reads, for its KeyNames: its table's

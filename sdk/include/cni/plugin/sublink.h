@@ -45,7 +45,7 @@ config::Schema<Config> Keys(std::initializer_list<config::Key<Config>> kind_keys
       config::Parsed("master", &Config::master, ParseMasterKey),
       config::Parsed("mtu", &Config::mtu, ParseSublinkMtuKey),
       config::Bool("linkInContainer", &Config::link_in_container),
-      config::Custom("dns", &Config::dns, Dns::FromConfig),
+      DnsKey<Config>(),
   };
   keys.insert(keys.end(), kind_keys);
   return keys;
