@@ -149,9 +149,7 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
-absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  return ParseTeardownKeys<TeardownConfig>(args, kKeys, {"ipMasq", "macspoofchk"}, "bridge");
-}
+const config::Schema<Config>& Config::Keys() { return kKeys; }
 
 absl::Status RequireSupported(const Config& config) {
   if (config.mac) RETURN_IF_ERROR(RequireUnicastMac(*config.mac));

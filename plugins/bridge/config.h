@@ -2,6 +2,7 @@
 // it reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
 #include "cni/fw/backend.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -58,6 +61,10 @@ struct Config {
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
   // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
+  // Parse's key table, and the names of its rows TeardownConfig reads.
+  static const config::Schema<Config>& Keys();
+  static constexpr std::array<absl::string_view, 2> kTeardownKeys = {"ipMasq", "macspoofchk"};
+  static constexpr absl::string_view kPlugin = "bridge";  // message prefix
 };
 
 // The configuration DEL and GC read: only what the teardown needs (the
@@ -66,13 +73,12 @@ struct Config {
 // ("bridge": "../x", "mtu": "x", ...) leaves a DEL that succeeds, and a
 // configuration broken since ADD still removes the attachment. A wrong JSON
 // type of a key it reads is still code 6. The other fields keep defaults.
-struct TeardownConfig : Config {
-  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
-};
+using TeardownConfig = TeardownOf<Config>;
 
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
-// accepts for a veth (unicast, not all zeros). DEL does not call this, so a container that
-// upstream's bridge set up (or an ADD that failed) can always be torn down.
+// accepts for a veth (unicast, not all zeros). DEL does not call this, so a
+// container that upstream's bridge set up (or an ADD that failed) can always
+// be torn down.
 absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::bridge

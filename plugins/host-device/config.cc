@@ -53,9 +53,7 @@ const config::Schema<Config> kKeys = {
 
 }  // namespace
 
-absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  return ParseTeardownKeys<TeardownConfig>(args, kKeys, {"device"}, "host-device");
-}
+const config::Schema<Config>& Config::Keys() { return kKeys; }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "host-device"));

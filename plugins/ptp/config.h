@@ -2,13 +2,17 @@
 // reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cni/fw/backend.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -31,6 +35,10 @@ struct Config {
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
   // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
+  // Parse's key table, and the names of its rows TeardownConfig reads.
+  static const config::Schema<Config>& Keys();
+  static constexpr std::array<absl::string_view, 1> kTeardownKeys = {"ipMasq"};
+  static constexpr absl::string_view kPlugin = "ptp";  // message prefix
 };
 
 // The configuration DEL and GC read: only what the teardown needs ("ipMasq"
@@ -38,9 +46,7 @@ struct Config {
 // so that an ADD refused for another key ("mtu": "x", a bad ipMasqBackend,
 // no ipam) leaves a DEL that succeeds, and a configuration broken since ADD
 // still removes the attachment. A wrong JSON type of "ipMasq" is code 6.
-struct TeardownConfig : Config {
-  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
-};
+using TeardownConfig = TeardownOf<Config>;
 
 // What ADD, CHECK and STATUS need beyond parsing: nothing today (Parse
 // resolves the ipMasq backend). DEL does not call this, so a container set up

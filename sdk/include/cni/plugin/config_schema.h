@@ -229,8 +229,8 @@ std::vector<std::string> KeyNames(const Schema<C>& schema) {
 
 // The rows of `schema` named `names`, in table order: the keys a plugin's
 // teardown reads (its TeardownConfig), from the one table that defines them.
-template <typename C>
-Schema<C> Only(const Schema<C>& schema, std::initializer_list<absl::string_view> names) {
+template <typename C, typename Names>
+Schema<C> Only(const Schema<C>& schema, const Names& names) {
   Schema<C> rows;
   for (const Key<C>& key : schema) {
     for (absl::string_view name : names) {

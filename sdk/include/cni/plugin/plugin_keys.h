@@ -6,7 +6,6 @@
 // configuration's "dns" is Dns::FromConfig (cni/protocol/types.h), for every plugin.
 #pragma once
 
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,15 +64,19 @@ absl::StatusOr<Out> ParseKeysAndIpam(const CmdArgs& args, const config::Schema<C
   return c;
 }
 
-// A plugin's TeardownConfig::Parse (the lenient configuration its DEL and
-// GC read): only the rows of its key table `keys` named `names`
-// (config::Only), and the IPAM type; `Teardown` derives from Config.
-template <typename Teardown, typename Config>
-absl::StatusOr<Teardown> ParseTeardownKeys(const CmdArgs& args, const config::Schema<Config>& keys,
-                                           std::initializer_list<absl::string_view> names,
-                                           absl::string_view plugin) {
-  return ParseKeysAndIpam<Config, Teardown>(args, config::Only(keys, names), plugin);
-}
+// The lenient configuration a plugin's DEL and GC read (the Teardown of
+// TypedWithTeardown): only the rows of its key table, Config::Keys(), named
+// in Config::kTeardownKeys, and the IPAM type; the other fields keep their
+// defaults. So an ADD refused for another key leaves a DEL that succeeds,
+// and a configuration broken since ADD still removes what ADD made. A wrong
+// JSON type of a key it reads is still code 6 (prefixed Config::kPlugin).
+template <typename Config>
+struct TeardownOf : Config {
+  static absl::StatusOr<TeardownOf> Parse(const CmdArgs& args) {
+    return ParseKeysAndIpam<Config, TeardownOf>(args, config::Only(Config::Keys(), Config::kTeardownKeys),
+                                                Config::kPlugin);
+  }
+};
 
 // ParseKeysAndIpam for a plugin that also takes a MAC (macvlan, tap):
 // Config::mac from ResolveMacKeys.
