@@ -21,6 +21,7 @@
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
 #include "cni/net/vrf.h"
+#include "cni/plugin/locked_netns.h"
 #include "cni/protocol/version.h"
 
 namespace cni::vrf {
@@ -263,11 +264,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
-  if (!ns) return absl::OkStatus();
-  ASSIGN_OR_RETURN(UniqueFd lock, LockFile(args.netns), "vrf");
-  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(*ns));
-  return DelHere(sock, args, config);
+  return locked_netns::Teardown(args, "vrf", [&](net::NetlinkSocket& sock) { return DelHere(sock, args, config); });
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {

@@ -16,9 +16,7 @@
 #include "cni/base/error.h"
 #include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
-#include "cni/fw/backend.h"
 #include "cni/fw/ipmasq.h"
-#include "cni/fw/nft.h"
 #include "cni/fw/spoofcheck.h"
 #include "cni/net/addr.h"
 #include "cni/net/bridge.h"
@@ -28,10 +26,10 @@
 #include "cni/net/netns.h"
 #include "cni/net/sysctl.h"
 #include "cni/net/veth.h"
+#include "cni/plugin/host_attachment.h"
 #include "cni/plugin/ipam_apply.h"
 #include "cni/plugin/ipam_lease.h"
 #include "cni/protocol/invoke.h"
-#include "cni/protocol/version.h"
 
 namespace cni::bridge {
 
@@ -263,11 +261,9 @@ absl::StatusOr<std::vector<net::IpPrefix>> ConfigureContainerAddresses(const Cmd
                                                                       const Config& config,
                                                                       Namespaces& ns,
                                                                       int container_index,
-                                                                      const Result& ipam,
+                                                                      const IpamLease& lease,
                                                                       Result& result) {
-  result.ips = ipam.ips;
-  result.routes = ipam.routes;
-  result.dns = ipam.dns;
+  lease.CopyInto(result, kContainerIndex);
   // The result prints at the config's version: skel accepted the version,
   // and the lease has addresses (RequireAddresses), so 0.1.0/0.2.0 have the
   // IP they need before the gateway addresses go onto the bridge for good.
@@ -288,15 +284,6 @@ absl::StatusOr<net::LinkInfo> GatewayLink(Namespaces& ns, const net::LinkInfo& b
                    "bridge");
   result.interfaces.push_back(Interface{vlan_link.name, vlan_link.mac.ToString()});
   return vlan_link;
-}
-
-// Forwarding on for the families of the gateways.
-absl::Status EnableForwarding(net::NetlinkSocket& host_sock, const std::vector<net::IpPrefix>& gateways) {
-  bool v4 = false, v6 = false;
-  for (const net::IpPrefix& gw : gateways) (gw.is_v4() ? v4 : v6) = true;
-  if (v4) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV4));
-  if (v6) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV6));
-  return absl::OkStatus();
 }
 
 // The gateway addresses in the host, the bridge's MAC pinned, forwarding on.
@@ -320,7 +307,8 @@ absl::StatusOr<bool> SetUpGateways(Namespaces& ns, const net::LinkInfo& br, cons
     result.interfaces[kBridgeIndex].mac = br.mac.ToString();
     pinned = true;
   }
-  RETURN_IF_ERROR(EnableForwarding(ns.host_sock, gateways));
+  // One gateway per address: their families are the addresses'.
+  RETURN_IF_ERROR(host_attachment::EnableForwarding(ns.host_sock, result.ips));
   return pinned;
 }
 
@@ -345,9 +333,6 @@ void RefreshBridgeMac(net::NetlinkSocket& sock, const net::LinkInfo& br, Result&
 
 // The names the packet-filter rules of one attachment go by (upstream's).
 std::string SpoofCheckId(const CmdArgs& args) { return absl::StrCat(args.container_id, "-", args.ifname); }
-fw::MasqTarget MasqTargetOf(const CmdArgs& args) {
-  return {args.conf.name, args.ifname, args.container_id};
-}
 
 // The spoof check and masquerade rules the config asks for, last, when
 // everything they name exists.
@@ -358,41 +343,18 @@ absl::Status SetUpPacketFilters(const CmdArgs& args, const Config& config,
                                         SpoofCheckId(args)),
                     "bridge");
   }
-  if (config.ip_masq && !result.ips.empty()) {
-    ASSIGN_OR_RETURN(fw::Backend backend, fw::SelectBackend(config.ip_masq_backend));
-    std::vector<net::IpPrefix> addrs;
-    for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
-    RETURN_IF_ERROR(fw::SetupIpMasq(backend, addrs, MasqTargetOf(args)), "bridge");
+  if (config.ip_masq) {
+    RETURN_IF_ERROR(host_attachment::AttachMasquerade(args, config.masq_backend, result), "bridge");
   }
   return absl::OkStatus();
 }
 
-// DEL and GC go on past a failure and report them all: `st` joins
-// `failures` if it failed, with `context` in front when given.
-void KeepFailure(std::vector<absl::Status>& failures, const absl::Status& st,
-                 absl::string_view context = {}) {
-  if (st.ok()) return;
-  failures.push_back(context.empty() ? st : Annotate(st, context));
+// A failed ADD removes the packet-filter rules it may have made (ours or
+// upstream's); its own error is the one to report.
+void RemovePacketFilters(const CmdArgs& args, const Config& config) {
+  if (config.macspoofchk) (void)fw::TeardownSpoofCheck(SpoofCheckId(args));
+  if (config.ip_masq) (void)host_attachment::DetachMasquerade(args, nullptr);
 }
-
-// Removes the attachment's packet-filter rules (ours or upstream's); what
-// fails joins `failures` (DEL reports it, a failing ADD's rollback does not).
-// Through `nf` when given (a NETLINK_NETFILTER socket the caller keeps open),
-// else through sockets of their own.
-void TeardownPacketFilters(const CmdArgs& args, const Config& config,
-                           std::vector<absl::Status>& failures, net::NetlinkSocket* nf = nullptr) {
-  if (config.macspoofchk) {
-    KeepFailure(failures,
-                nf != nullptr ? fw::TeardownSpoofCheck(*nf, SpoofCheckId(args)) : fw::TeardownSpoofCheck(SpoofCheckId(args)),
-                "bridge");
-  }
-  if (config.ip_masq) {
-    KeepFailure(failures, nf != nullptr ? fw::TeardownIpMasq(*nf, MasqTargetOf(args)) : fw::TeardownIpMasq(MasqTargetOf(args)),
-                "bridge");
-  }
-}
-
-}  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // Everything that can be refused without side effects, first.
@@ -424,7 +386,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     lease.emplace(std::move(acquired));
     RETURN_IF_ERROR(lease->RequireAddresses(), "bridge");
     ASSIGN_OR_RETURN(std::vector<net::IpPrefix> gateways,
-                     ConfigureContainerAddresses(args, config, ns, pair.container_index, lease->result(), result));
+                     ConfigureContainerAddresses(args, config, ns, pair.container_index, *lease, result));
     ASSIGN_OR_RETURN(bridge_mac_pinned, SetUpGateways(ns, br, config, gateways, result));
   }
 
@@ -433,10 +395,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   if (!bridge_mac_pinned) RefreshBridgeMac(ns.host_sock, br, result);
   if (config.dns) result.dns = *config.dns;
 
-  absl::Cleanup remove_packet_filters = [&] {
-    std::vector<absl::Status> ignored;  // the ADD's own error is the one to report
-    TeardownPacketFilters(args, config, ignored);
-  };
+  absl::Cleanup remove_packet_filters = [&] { RemovePacketFilters(args, config); };
   RETURN_IF_ERROR(SetUpPacketFilters(args, config, host_veth, result));
   if (lease) RETURN_IF_ERROR(lease->Commit(result), "bridge");
 
@@ -446,49 +405,21 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
   // IPAM first, as upstream: the dhcp plugin sends its DHCPRELEASE through
-  // the container interface, so that must still exist. Always, even without
-  // a namespace: the address must not leak.
-  if (!config.ipam_type.empty()) {
-    absl::Status ipam = DelegateDel(config.ipam_type, args);
-    // A failure a retry may get past keeps everything for that retry: its
-    // IPAM DEL may need the interface (see IpamDelMayFinishOnRetry).
-    if (IpamDelMayFinishOnRetry(ipam)) return Annotate(ipam, "bridge: releasing the IPAM address");
-    KeepFailure(failures, ipam, "bridge: releasing the IPAM address");
+  // the container interface, so that must still exist.
+  host_attachment::Teardown teardown{.plugin = "bridge", .ipam_type = config.ipam_type, .ip_masq = config.ip_masq};
+  if (config.macspoofchk) {
+    teardown.filters = [&](net::NetlinkSocket* nf) {
+      return nf != nullptr ? fw::TeardownSpoofCheck(*nf, SpoofCheckId(args)) : fw::TeardownSpoofCheck(SpoofCheckId(args));
+    };
   }
-  // The rules before the link, on a socket kept open until the end: the
-  // kernel frees deleted rules after an RCU grace period, and closing a
-  // netfilter socket waits for that (nf_tables flushes its destroy work on
-  // release). Deleting the link is a grace period of its own; this way the
-  // two run side by side instead of one after the other (~10 ms).
-  std::optional<absl::StatusOr<net::NetlinkSocket>> nf;
-  if (config.ip_masq || config.macspoofchk) nf = fw::nft::OpenSocket();
-  TeardownPacketFilters(args, config, failures, nf.has_value() && nf->ok() ? &**nf : nullptr);
-  // A namespace that is gone took the veth pair with it.
-  if (!args.netns.empty()) KeepFailure(failures, net::DeleteLinkInNetns(args.netns, args.ifname));
-  return JoinErrors(failures);
+  return host_attachment::Del(args, teardown);
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  if (config.ip_masq) {
-    KeepFailure(failures, fw::GcIpMasq(args.conf.name, args.conf.valid_attachments), "bridge");
-  }
-  if (!config.ipam_type.empty()) KeepFailure(failures, DelegateGc(config.ipam_type, args));
-  return JoinErrors(failures);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  RETURN_IF_ERROR(RequireSupported(config));
-  if (config.ipam_type.empty()) return absl::OkStatus();
-  return DelegateStatus(config.ipam_type, args);
-}
+}  // namespace
 
 PluginFuncs Funcs() {
-  // DEL and GC read only what the teardown needs (TeardownConfig).
-  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check, .status = Status},
-                                                   {.del = Del, .gc = Gc});
+  return host_attachment::Funcs<Config, TeardownConfig>("bridge", Add, Check, Del, RequireSupported);
 }
 
 }  // namespace cni::bridge

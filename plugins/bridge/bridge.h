@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "cni/base/ip.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
@@ -14,14 +13,10 @@
 
 namespace cni::bridge {
 
-// The handlers, each given the configuration Config::Parse read (skel parses
-// it once, before any of them runs).
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
-absl::Status Check(const CmdArgs& args, const Config& config);  // check.cc
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table: ADD, DEL, GC and STATUS (bridge.cc), CHECK (check.cc),
+// each given the configuration skel parsed once before it runs.
 PluginFuncs Funcs();
+absl::Status Check(const CmdArgs& args, const Config& config);
 
 // Result layout (upstream's): [bridge, host veth, container veth], and with
 // a VLAN gateway the "<bridge>.<vlan>" link appended; ips[] point at the

@@ -20,6 +20,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/plugin/check.h"
 #include "cni/protocol/invoke.h"
 #include "cni/protocol/skel.h"
 #include "config.h"
@@ -186,18 +187,13 @@ absl::StatusOr<int> ContainerInterfaceIndex(const CmdArgs& args, const Result& p
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
   RETURN_IF_ERROR(RequireSupported(config));
-  // prevResult is read here, not in Config::Parse: only CHECK needs it, and a
-  // malformed one must not stop a DEL.
-  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev) return Error(ErrorCode::kInvalidNetworkConfig, "bridge: required prevResult missing");
-
-  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  ASSIGN_OR_RETURN(net::CheckStart start, net::StartCheck(args, config.ipam_type, "bridge"));
+  const Result* prev = &start.prev;
   ASSIGN_OR_RETURN(int cindex, ContainerInterfaceIndex(args, *prev));
 
   ASSIGN_OR_RETURN(net::NetlinkSocket hsock, net::NetlinkSocket::Open());
   ASSIGN_OR_RETURN(net::LinkInfo br, CheckBridge(hsock, config, *prev));
-  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
+  ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(start.container));
   ASSIGN_OR_RETURN(net::LinkInfo cont, CheckContainer(csock, args, *prev, cindex));
   RETURN_IF_ERROR(CheckHostVeth(hsock, config, *prev, br, cont.link));
   return CheckGatewayAddresses(hsock, config, *prev, br);

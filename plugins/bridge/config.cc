@@ -88,13 +88,7 @@ const config::Schema<Config> kKeys = {
     config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
     config::Parsed("vlan", &Config::vlan, ParseVlan),
     config::Parsed("vlanTrunk", &Config::trunk, ParseTrunk),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
-};
-
-// The keys DEL and GC read (see TeardownConfig).
-const config::Schema<Config> kTeardownKeys = {
-    config::Bool("ipMasq", &Config::ip_masq),
-    config::Bool("macspoofchk", &Config::macspoofchk),
+    DnsKey<Config>(),
 };
 
 // The rules between keys (upstream's wording where it has one).
@@ -144,21 +138,17 @@ absl::Status RequireUnicastMac(const net::MacAddress& mac) {
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "bridge", c));
+  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "bridge"));
   if (c.is_default_gateway) c.is_gateway = true;
-  c.ipam_type = args.conf.ipam_type;
   RETURN_IF_ERROR(ValidateCombination(c));
   ASSIGN_OR_RETURN(c.mac, ParseMac(args));
+  if (c.ip_masq) {
+    ASSIGN_OR_RETURN(c.masq_backend, fw::SelectBackend(c.ip_masq_backend), "bridge: ipMasqBackend");
+  }
   return c;
 }
 
-absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  TeardownConfig c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "bridge", static_cast<Config&>(c)));
-  c.ipam_type = args.conf.ipam_type;
-  return c;
-}
+const config::Schema<Config>& Config::Keys() { return kKeys; }
 
 absl::Status RequireSupported(const Config& config) {
   // ipMasqBackend needs no look here: Parse took only "", "iptables" or
@@ -167,10 +157,6 @@ absl::Status RequireSupported(const Config& config) {
   return absl::OkStatus();
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  names.insert(names.end(), {"ipam", "args.cni.mac", "runtimeConfig.mac"});
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, {"args.cni.mac", "runtimeConfig.mac"}); }
 
 }  // namespace cni::bridge

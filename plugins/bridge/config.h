@@ -2,6 +2,7 @@
 // it reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/fw/backend.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -24,6 +28,9 @@ struct Config {
   bool force_address = false;
   bool ip_masq = false;
   std::string ip_masq_backend;      // "", "iptables" or "nftables"
+  // With ipMasq, the backend its rules go through: ipMasqBackend, else the
+  // default (fw::SelectBackend), resolved once by Parse.
+  fw::Backend masq_backend = fw::Backend::kNftables;
   int mtu = 0;                      // 0: kernel default
   bool hairpin = false;
   bool promisc = false;
@@ -52,10 +59,12 @@ struct Config {
   // upstream's wording where it has one. Does not judge what only some
   // commands need; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
+  // Parse's key table, and the names of its rows TeardownConfig reads.
+  static const config::Schema<Config>& Keys();
+  static constexpr std::array<absl::string_view, 2> kTeardownKeys = {"ipMasq", "macspoofchk"};
+  static constexpr absl::string_view kPlugin = "bridge";  // message prefix
 };
 
 // The configuration DEL and GC read: only what the teardown needs (the
@@ -64,9 +73,7 @@ struct Config {
 // ("bridge": "../x", "mtu": "x", ...) leaves a DEL that succeeds, and a
 // configuration broken since ADD still removes the attachment. A wrong JSON
 // type of a key it reads is still code 6. The other fields keep defaults.
-struct TeardownConfig : Config {
-  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
-};
+using TeardownConfig = TeardownOf<Config>;
 
 // What ADD, CHECK and STATUS need beyond parsing: a container MAC the kernel
 // accepts for a veth (unicast, not all zeros). DEL does not call this, so a

@@ -6,18 +6,11 @@
 #include "cni/plugin/plugin_keys.h"
 
 namespace cni::dummy {
-namespace {
 
-const config::Schema<Config> kKeys = {
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
-};
-
-}  // namespace
+const config::Schema<Config> kKeys = DnsOnlyKeys<Config>();
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "dummy", c));
-  c.ipam_type = args.conf.ipam_type;
+  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "dummy"));
   if (c.ipam_type.empty()) {
     return Error(ErrorCode::kInvalidNetworkConfig,
                  "dummy: dummy interface requires an IPAM configuration");
@@ -25,10 +18,6 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  names.insert(names.end(), {"ipam"});
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys); }
 
 }  // namespace cni::dummy

@@ -48,39 +48,23 @@ const config::Schema<Config> kKeys = {
     config::Parsed("hwaddr", &Config::hwaddr, ParseHwaddrKey),
     config::Parsed("kernelpath", &Config::kernel_path, ParseKernelPathKey),
     config::Parsed("pciBusID", &Config::pci_bus_id, BusId),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
-};
-
-// The keys DEL and GC read (see TeardownConfig).
-const config::Schema<Config> kTeardownKeys = {
-    config::String("device", &Config::device),
+    DnsKey<Config>(),
 };
 
 }  // namespace
 
-absl::StatusOr<TeardownConfig> TeardownConfig::Parse(const CmdArgs& args) {
-  TeardownConfig c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kTeardownKeys, "host-device", static_cast<Config&>(c)));
-  c.ipam_type = args.conf.ipam_type;
-  return c;
-}
+const config::Schema<Config>& Config::Keys() { return kKeys; }
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "host-device", c));
+  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "host-device"));
   ASSIGN_OR_RETURN(c.device_id, BusId(config::Field(args.conf.runtime_config, "deviceID")));
   if (c.device.empty() && !c.hwaddr && c.kernel_path.empty() && c.pci_bus_id.empty() &&
       c.device_id.empty()) {
     return Invalid("specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
   }
-  c.ipam_type = args.conf.ipam_type;
   return c;
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  names.insert(names.end(), {"runtimeConfig.deviceID", "ipam"});
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, {"runtimeConfig.deviceID"}); }
 
 }  // namespace cni::host_device

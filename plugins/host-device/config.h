@@ -3,12 +3,16 @@
 // (it needs sysfs and the kernel), still before anything is changed.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -29,10 +33,12 @@ struct Config {
   // Wrong types: code 6. None of the device keys, a bad MAC, a kernelpath
   // outside /sys/devices/: code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
+  // Parse's key table, and the names of its rows TeardownConfig reads.
+  static const config::Schema<Config>& Keys();
+  static constexpr std::array<absl::string_view, 1> kTeardownKeys = {"device"};
+  static constexpr absl::string_view kPlugin = "host-device";  // message prefix
 };
 
 // The configuration DEL and GC read: "device" (the name to give a device
@@ -41,8 +47,6 @@ struct Config {
 // "kernelpath" (or none of the keys) refuses ADD and leaves a DEL that
 // succeeds, and a configuration broken since ADD still gives the device
 // back. A wrong JSON type of "device" is code 6.
-struct TeardownConfig : Config {
-  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
-};
+using TeardownConfig = TeardownOf<Config>;
 
 }  // namespace cni::host_device

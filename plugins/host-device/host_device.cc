@@ -16,9 +16,8 @@
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
-#include "cni/plugin/check.h"
-#include "cni/plugin/ipam_apply.h"
-#include "cni/plugin/ipam_lease.h"
+#include "cni/plugin/container_link.h"
+#include "config.h"
 #include "cni/protocol/invoke.h"
 
 namespace cni::host_device {
@@ -185,37 +184,40 @@ void RenameReturnedDevice(const Config& config) {
   (void)net::SetLinkAlias(*hsock, dev, "");
 }
 
-// Moves the container's `ifname` back to the host as `original`, with its
-// alias cleared, in one request (no crash can leave it back but still
+// DEL's release of the container's link: back to the host under its
+// original name (the alias ADD set, else the configured device name), with
+// its alias cleared, in one request (no crash can leave it back but still
 // carrying the alias). The kernel brings a moved link down; it is left so
 // (its state before ADD is not known here).
-absl::Status MoveOut(net::NetlinkSocket& csock, const net::Netns& host, const net::LinkInfo& link,
-                     const std::string& original) {
-  RETURN_IF_ERROR(net::MoveLinkToNetnsAs(csock, link, host, original, ""), "host-device");
-  return absl::OkStatus();
+absl::Status MoveOut(net::NetlinkSocket& csock, const net::LinkInfo& link, const Config& config) {
+  const std::string original = !link.alias.empty() ? link.alias : config.device;
+  if (original.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "failed to find original ifname for ", Quoted(link.name), " (alias is not set)"));
+  }
+  ASSIGN_OR_RETURN(net::Netns host, net::Netns::Current());
+  return net::MoveLinkToNetnsAs(csock, link, host, original, "");
 }
-
-}  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
   ASSIGN_OR_RETURN(Source src, ResolveSource(config));
 
-  Result result;
-  result.cni_version = args.conf.cni_version;
-  Interface itf;
-  itf.name = args.ifname;
-  itf.sandbox = container.path();
+  // The result names CNI_IFNAME even for a device that is not moved (then
+  // without a MAC).
+  Result result = container_link::ResultFor(args, {.name = args.ifname}, container);
+  result.interfaces[0].mac.clear();
 
   std::optional<net::NetlinkSocket> csock;
   std::optional<net::NetlinkSocket> hsock;
   std::optional<net::Netns> host;
   std::optional<net::LinkInfo> moved;  // the host device, as it was, once moved in
+  std::optional<net::LinkInfo> in;     // the same, in the container (not for a userspace device)
   // A failed ADD moves it back as it was: name, alias, up state.
   absl::Cleanup move_back = [&] {
     if (!moved) return;
-    absl::StatusOr<net::LinkInfo> in = net::LinkByName(*csock, args.ifname);
-    if (!in.ok() || !net::MoveLinkToNetnsAs(*csock, *in, *host, moved->name, moved->alias).ok()) return;
+    absl::StatusOr<net::LinkInfo> now = net::LinkByName(*csock, args.ifname);
+    if (!now.ok() || !net::MoveLinkToNetnsAs(*csock, *now, *host, moved->name, moved->alias).ok()) return;
     if (!moved->up()) return;
     absl::StatusOr<net::LinkInfo> back = net::LinkByName(*hsock, moved->name);
     if (back.ok()) (void)net::SetLinkUp(*hsock, *back);
@@ -228,11 +230,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     if (net::Netns::Same(*host, container)) {
       return Error(ErrorCode::kInvalidNetns, "host-device: CNI_NETNS is the plugin's own namespace");
     }
-    ASSIGN_OR_RETURN(bool taken, net::LinkExists(*csock, args.ifname));
-    if (taken) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("host-device: container interface ", Quoted(args.ifname), " already exists"));
-    }
+    RETURN_IF_ERROR(container_link::RequireFreeName(*csock, args.ifname, "host-device"));
     // The original name goes into the alias, which moves with the link: with
     // `device`, that name (a device given back carries it only in its alias).
     // Set by the request that moves it, so no crash can leave the alias on a
@@ -240,91 +238,42 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
     const std::string& original = config.device.empty() ? dev.name : config.device;
     RETURN_IF_ERROR(net::MoveLinkToNetnsAs(*hsock, dev, container, args.ifname, original), "host-device");
     moved = dev;
-    ASSIGN_OR_RETURN(net::LinkInfo in, net::LinkByName(*csock, args.ifname), "host-device");
-    RETURN_IF_ERROR(net::SetLinkUp(*csock, in), "host-device");
-    itf.mac = in.mac.ToString();
+    ASSIGN_OR_RETURN(in, net::LinkByName(*csock, args.ifname), "host-device");
+    RETURN_IF_ERROR(net::SetLinkUp(*csock, *in), "host-device");
+    result.interfaces[0].mac = in->mac.ToString();
   }
-  result.interfaces.push_back(itf);
-
-  if (!config.ipam_type.empty()) {
-    ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
-    RETURN_IF_ERROR(lease.RequireAddresses(), "host-device");
-    lease.CopyInto(result, kContainerIndex);
-    // A device handed to userspace gets its addresses from whoever drives it.
-    if (!src.dpdk) RETURN_IF_ERROR(net::ConfigureInterface(*csock, args.ifname, result), "host-device");
-    if (config.dns) result.dns = *config.dns;
-    RETURN_IF_ERROR(lease.Commit(result), "host-device");
-  } else if (config.dns) {
-    result.dns = *config.dns;
-  }
+  // A device handed to userspace gets its addresses from whoever drives it.
+  RETURN_IF_ERROR(container_link::Address(args, csock ? &*csock : nullptr, in ? &*in : nullptr, result,
+                                          {.plugin = "host-device", .ipam_type = config.ipam_type, .dns = config.dns}));
   std::move(move_back).Cancel();
   return result;
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and whatever the namespace's state: upstream returns before
-  // releasing when the namespace is gone, and leaks the address.
-  if (!config.ipam_type.empty()) {
-    if (absl::Status st = DelegateDel(config.ipam_type, args); !st.ok()) {
-      // A failure a retry may get past leaves the device in the container
-      // for that retry (see IpamDelMayFinishOnRetry).
-      if (IpamDelMayFinishOnRetry(st)) return Annotate(st, "host-device: releasing the IPAM address");
-      failures.push_back(Annotate(st, "host-device: releasing the IPAM address"));
-    }
-  }
-  auto finish = [&]() -> absl::Status { return JoinErrors(failures); };
-  if (args.netns.empty()) {  // a runtime that lost the namespace: gone as well
-    RenameReturnedDevice(config);
-    return finish();
-  }
-  absl::StatusOr<net::Netns> container = net::Netns::Open(args.netns);
-  // Gone (the path, or only the namespace behind a left-over mount point):
-  // the kernel has given a physical device back to the initial namespace
-  // under its container name, and destroyed a virtual one. Nothing left to
-  // move; a device given back is renamed, if the kernel has given it back yet.
-  if (absl::IsNotFound(container.status()) || absl::IsInvalidArgument(container.status())) {
-    RenameReturnedDevice(config);
-    return finish();
-  }
-  auto fail = [&](const absl::Status& st) {
-    failures.push_back(Annotate(st, "host-device"));
-    return finish();
-  };
-  if (!container.ok()) return fail(container.status());
-  absl::StatusOr<net::NetlinkSocket> csock = net::NetlinkSocket::OpenIn(*container);
-  if (!csock.ok()) return fail(csock.status());
-  absl::StatusOr<net::LinkInfo> link = net::LinkByName(*csock, args.ifname);
-  if (absl::IsNotFound(link.status())) return finish();  // moved out already
-  if (!link.ok()) return fail(link.status());
-  // The original name: the alias ADD set, else the configured device name.
-  std::string original = !link->alias.empty() ? link->alias : config.device;
-  if (original.empty()) {
-    return fail(absl::FailedPreconditionError(absl::StrCat(
-        "failed to find original ifname for ", Quoted(args.ifname), " (alias is not set)")));
-  }
-  absl::StatusOr<net::Netns> host = net::Netns::Current();
-  if (!host.ok()) return fail(host.status());
-  if (absl::Status st = MoveOut(*csock, *host, *link, original); !st.ok()) return fail(st);
-  return finish();
+  return container_link::Del(
+      args, {.plugin = "host-device",
+             .ipam_type = config.ipam_type,
+             .release = [&](net::NetlinkSocket& csock, const net::LinkInfo& link) { return MoveOut(csock, link, config); },
+             // Gone (the path, or only the namespace behind a left-over mount
+             // point): the kernel has given a physical device back to the
+             // initial namespace under its container name, and destroyed a
+             // virtual one. A device given back is renamed, if the kernel has
+             // given it back yet.
+             .namespace_gone = [&] { RenameReturnedDevice(config); },
+             .stale_mount_is_gone = true});
 }
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev) return Invalid("required prevResult missing");
-  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
-  ASSIGN_OR_RETURN(Source src, ResolveSource(config));
-  if (src.dpdk) return absl::OkStatus();
-  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns),
-                   "host-device");
-  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
-  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], ""),
-                   "host-device");
-  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), "host-device");
-  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), "host-device");
-  return absl::OkStatus();
+  container_link::CheckSpec spec{.plugin = "host-device", .ipam_type = config.ipam_type};
+  // A device handed to a userspace driver has no kernel link to check.
+  spec.has_link = [&]() -> absl::StatusOr<bool> {
+    ASSIGN_OR_RETURN(Source src, ResolveSource(config));
+    return !src.dpdk;
+  };
+  return container_link::Check(args, spec);
 }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   // DEL and GC read only what the teardown needs (TeardownConfig).

@@ -5,21 +5,12 @@
 // the result only names it.
 #pragma once
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "cni/protocol/skel.h"
-#include "cni/protocol/types.h"
-#include "config.h"
 
 namespace cni::host_device {
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
-absl::Status Check(const CmdArgs& args, const Config& config);
-// The command table: skel parses Config once, then calls the handler.
+// The command table (cni/plugin/container_link.h's shape; DEL moves the
+// device back instead of deleting it).
 PluginFuncs Funcs();
-
-// Result layout: interfaces[0] is the device in the container.
-inline constexpr int kContainerIndex = 0;
 
 }  // namespace cni::host_device

@@ -16,16 +16,9 @@ const config::Schema<Config> kKeys = sublink::Keys<Config>(
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ipvlan", c));
-  c.ipam_type = args.conf.ipam_type;
-  return c;
+  return ParseKeysAndIpam(args, kKeys, "ipvlan");
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  names.insert(names.end(), {"ipam"});
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys); }
 
 }  // namespace cni::ipvlan

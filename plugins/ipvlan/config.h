@@ -28,9 +28,7 @@ struct Config {
   // Reads args.conf. Wrong types: code 6. Bad values (mode, negative MTU,
   // master name): code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
 };
 

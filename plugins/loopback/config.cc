@@ -3,16 +3,12 @@
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
 #include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 
 namespace cni::loopback {
-namespace {
 
-const config::Schema<Config> kKeys = {
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
-};
-
-}  // namespace
+const config::Schema<Config> kKeys = DnsOnlyKeys<Config>();
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   Config c;

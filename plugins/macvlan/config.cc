@@ -22,18 +22,9 @@ const config::Schema<Config> kKeys = sublink::Keys<Config>(
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "macvlan", c));
-  ASSIGN_OR_RETURN(c.mac, ResolveMacKeys(args, "macvlan"));
-  c.ipam_type = args.conf.ipam_type;
-  return c;
+  return ParseKeysIpamAndMac(args, kKeys, "macvlan");
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  for (std::string& key : MacKeyNames()) names.push_back(std::move(key));
-  names.push_back("ipam");
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, MacKeyNames()); }
 
 }  // namespace cni::macvlan

@@ -31,9 +31,7 @@ struct Config {
   // Reads args.conf and CNI_ARGS (MAC). Wrong types: code 6. Bad values
   // (mode, MAC, negative MTU, master name): code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
 };
 

@@ -15,6 +15,7 @@
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/route.h"
+#include "cni/plugin/check.h"
 #include "cni/protocol/invoke.h"
 #include "config.h"
 #include "ptp.h"
@@ -131,11 +132,10 @@ absl::Status CheckHost(const Result& prev, int index) {
 }  // namespace
 
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev) return Error(ErrorCode::kInvalidNetworkConfig, "ptp: required prevResult missing");
-
-  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
+  RETURN_IF_ERROR(RequireSupported(config));
+  ASSIGN_OR_RETURN(net::CheckStart start, net::StartCheck(args, config.ipam_type, "ptp"));
+  const Result* prev = &start.prev;
+  const net::Netns& container = start.container;
 
   std::optional<int> cindex = FindInterface(*prev, args.ifname, args.netns);
   if (!cindex) {

@@ -2,12 +2,17 @@
 // reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/fw/backend.h"
+#include "cni/plugin/config_schema.h"
+#include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
@@ -16,6 +21,9 @@ namespace cni::ptp {
 struct Config {
   bool ip_masq = false;
   std::string ip_masq_backend;  // "", "iptables" or "nftables"
+  // With ipMasq, the backend its rules go through: ipMasqBackend, else the
+  // default (fw::SelectBackend), resolved once by Parse.
+  fw::Backend masq_backend = fw::Backend::kNftables;
   int mtu = 0;                  // 0: kernel default
   std::string ipam_type;        // ipam.type, never empty after parsing
   // The config's own "dns", only when it sets at least one field: upstream
@@ -25,10 +33,12 @@ struct Config {
   // Parses and validates the ptp keys of `args.conf`. Wrong types are code 6,
   // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads: its key table's names and the keys
-  // read beside it ("ipam": the IPAM plugin it delegates to). The README's
-  // "## Keys" table lists exactly these (tests/unit/readme_keys).
+  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
   static std::vector<std::string> KeyNames();
+  // Parse's key table, and the names of its rows TeardownConfig reads.
+  static const config::Schema<Config>& Keys();
+  static constexpr std::array<absl::string_view, 1> kTeardownKeys = {"ipMasq"};
+  static constexpr absl::string_view kPlugin = "ptp";  // message prefix
 };
 
 // The configuration DEL and GC read: only what the teardown needs ("ipMasq"
@@ -36,8 +46,11 @@ struct Config {
 // so that an ADD refused for another key ("mtu": "x", a bad ipMasqBackend,
 // no ipam) leaves a DEL that succeeds, and a configuration broken since ADD
 // still removes the attachment. A wrong JSON type of "ipMasq" is code 6.
-struct TeardownConfig : Config {
-  static absl::StatusOr<TeardownConfig> Parse(const CmdArgs& args);
-};
+using TeardownConfig = TeardownOf<Config>;
+
+// What ADD, CHECK and STATUS need beyond parsing: nothing today (Parse
+// resolves the ipMasq backend). DEL does not call this, so a container set up
+// by upstream's ptp can always be torn down.
+absl::Status RequireSupported(const Config& config);
 
 }  // namespace cni::ptp

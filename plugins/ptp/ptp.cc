@@ -12,19 +12,16 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
-#include "cni/fw/backend.h"
-#include "cni/fw/ipmasq.h"
-#include "cni/fw/nft.h"
 #include "cni/net/addr.h"
 #include "cni/net/devconf.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/veth.h"
+#include "cni/plugin/host_attachment.h"
 #include "cni/plugin/ipam_apply.h"
 #include "cni/plugin/ipam_lease.h"
 #include "cni/protocol/invoke.h"
-#include "cni/protocol/version.h"
 #include "config.h"
 
 namespace cni::ptp {
@@ -93,29 +90,17 @@ absl::Status RequireFreeIfname(net::NetlinkSocket& csock, absl::string_view ifna
   return absl::AlreadyExistsError(absl::StrCat("container veth name \"", ifname, "\" already exists"));
 }
 
-// The host forwards between the container veths and everything else. The
-// plugin runs in the host namespace, so no namespace switch is needed.
-absl::Status EnableForwarding(net::NetlinkSocket& host_sock, const Result& ipam) {
-  bool v4 = false, v6 = false;
-  for (const IpConfig& ip : ipam.ips) (ip.address.is_v4() ? v4 : v6) = true;
-  if (v4) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV4));
-  if (v6) RETURN_IF_ERROR(net::EnsureForwarding(host_sock, net::Family::kV6));
-  return absl::OkStatus();
-}
-
 // What ADD returns: both ends of the pair, IPAM's addresses (on the container
 // end) and routes, and the config's dns when it sets something.
 Result BuildResult(const CmdArgs& args, const Config& config, const net::VethPair& pair,
-                   const Result& ipam) {
+                   const IpamLease& lease) {
   Result result;
   result.cni_version = args.conf.cni_version;
   result.interfaces = {Interface{.name = pair.host.name, .mac = pair.host.mac},
                        Interface{.name = pair.container.name, .mac = pair.container.mac,
                                  .sandbox = pair.container.sandbox}};
-  result.ips = ipam.ips;
-  for (IpConfig& ip : result.ips) ip.interface = kContainerIndex;
-  result.routes = ipam.routes;
-  result.dns = config.dns ? *config.dns : ipam.dns;
+  lease.CopyInto(result, kContainerIndex);
+  if (config.dns) result.dns = *config.dns;
   return result;
 }
 
@@ -158,21 +143,8 @@ absl::Status ConfigureHost(net::NetlinkSocket& sock, int host_ifindex, const Res
   return absl::OkStatus();
 }
 
-// Masquerades the container's addresses (ipMasq). A failure removes what was
-// installed: one family may be in already.
-absl::Status SetupMasquerade(const CmdArgs& args, const Config& config, const Result& result) {
-  ASSIGN_OR_RETURN(fw::Backend backend, fw::SelectBackend(config.ip_masq_backend));
-  std::vector<net::IpPrefix> addrs;
-  for (const IpConfig& ip : result.ips) addrs.push_back(ip.address);
-  fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
-  absl::Status st = fw::SetupIpMasq(backend, addrs, target);
-  if (!st.ok()) (void)fw::TeardownIpMasq(target);
-  return Annotate(st, "ptp");
-}
-
-}  // namespace
-
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
+  RETURN_IF_ERROR(RequireSupported(config));
   // Both namespaces are opened, and CNI_IFNAME checked, before IPAM: a bad
   // CNI_NETNS or CNI_IFNAME must not cost an address or touch a sysctl, and
   // nothing below has to undo a failed open.
@@ -184,7 +156,7 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // Every return before lease.Commit releases the address again.
   ASSIGN_OR_RETURN(IpamLease lease, IpamLease::Acquire(args, config.ipam_type));
   RETURN_IF_ERROR(ValidateIpamResult(lease));
-  RETURN_IF_ERROR(EnableForwarding(hsock, lease.result()), "ptp: enabling IP forwarding");
+  RETURN_IF_ERROR(host_attachment::EnableForwarding(hsock, lease.result().ips), "ptp: enabling IP forwarding");
 
   // With IPv6, the host end routes for the container from the moment ADD
   // returns: its link-local address skips DAD (see SetupVeth).
@@ -196,13 +168,15 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   // the container end takes the host end with it.
   absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
-  Result result = BuildResult(args, config, pair, lease.result());
+  Result result = BuildResult(args, config, pair, lease);
   RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result));
   RETURN_IF_ERROR(ConfigureContainerRoutes(csock, pair.container_index, result),
                   "ptp: routes of \"", args.ifname, "\"");
   RETURN_IF_ERROR(ConfigureHost(hsock, pair.host_index, result),
                   "ptp: host side of \"", pair.host.name, "\"");
-  if (config.ip_masq) RETURN_IF_ERROR(SetupMasquerade(args, config, result));
+  if (config.ip_masq) {
+    RETURN_IF_ERROR(host_attachment::AttachMasquerade(args, config.masq_backend, result), "ptp");
+  }
 
   RETURN_IF_ERROR(lease.Commit(result), "ptp");
   std::move(remove_link).Cancel();
@@ -210,56 +184,15 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 }
 
 absl::Status Del(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  // IPAM first and unconditionally: the address must be released even when
-  // the namespace is already gone (or CNI_NETNS is empty).
-  absl::Status ipam = config.ipam_type.empty() ? absl::OkStatus() : DelegateDel(config.ipam_type, args);
-  if (absl::Status st = ipam; !st.ok()) {
-    // A failure a retry may get past keeps the pair for that retry, whose
-    // IPAM DEL may need the interface (see IpamDelMayFinishOnRetry).
-    if (IpamDelMayFinishOnRetry(st)) return Annotate(st, "ptp: releasing the IPAM address");
-    failures.push_back(Annotate(st, "ptp: releasing the IPAM address"));
-  }
-  // Masquerade rules of either backend (ours or upstream's) go too, on a
-  // socket kept open until the end: closing a netfilter socket waits for
-  // the kernel to free the deleted rules (an RCU grace period), and the
-  // link's deletion below is one too, so the two overlap (as in bridge).
-  std::optional<absl::StatusOr<net::NetlinkSocket>> nf;
-  if (config.ip_masq) {
-    nf = fw::nft::OpenSocket();
-    const fw::MasqTarget target{args.conf.name, args.ifname, args.container_id};
-    if (absl::Status st = nf->ok() ? fw::TeardownIpMasq(**nf, target) : fw::TeardownIpMasq(target); !st.ok()) {
-      failures.push_back(Annotate(st, "ptp"));
-    }
-  }
-  if (!args.netns.empty()) {
-    // Deleting the container end deletes the host end, its gateway address
-    // and the host route too; a namespace that is gone took the pair with it.
-    if (absl::Status st = net::DeleteLinkInNetns(args.netns, args.ifname); !st.ok()) failures.push_back(st);
-  }
-  return JoinErrors(failures);
+  // Deleting the container end deletes the host end, its gateway address
+  // and the host route too.
+  return host_attachment::Del(args, {.plugin = "ptp", .ipam_type = config.ipam_type, .ip_masq = config.ip_masq});
 }
 
-absl::Status Gc(const CmdArgs& args, const Config& config) {
-  std::vector<absl::Status> failures;
-  if (config.ip_masq) {
-    if (absl::Status st = fw::GcIpMasq(args.conf.name, args.conf.valid_attachments); !st.ok()) {
-      failures.push_back(Annotate(st, "ptp"));
-    }
-  }
-  if (config.ipam_type.empty()) return JoinErrors(failures);
-  if (absl::Status st = DelegateGc(config.ipam_type, args); !st.ok()) failures.push_back(st);
-  return JoinErrors(failures);
-}
-
-absl::Status Status(const CmdArgs& args, const Config& config) {
-  return DelegateStatus(config.ipam_type, args);
-}
+}  // namespace
 
 PluginFuncs Funcs() {
-  // DEL and GC read only what the teardown needs (TeardownConfig).
-  return TypedWithTeardown<Config, TeardownConfig>({.add = Add, .check = Check, .status = Status},
-                                                   {.del = Del, .gc = Gc});
+  return host_attachment::Funcs<Config, TeardownConfig>("ptp", Add, Check, Del, RequireSupported);
 }
 
 }  // namespace cni::ptp

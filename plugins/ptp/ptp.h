@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "cni/base/ip.h"
 #include "cni/net/route.h"
 #include "cni/protocol/skel.h"
@@ -16,13 +15,10 @@
 
 namespace cni::ptp {
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
-absl::Status Check(const CmdArgs& args, const Config& config);  // check.cc
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
-// The command table: skel parses Config once, then calls the handler.
+// The command table: ADD, DEL, GC and STATUS (ptp.cc), CHECK (check.cc),
+// each given the configuration skel parsed once before it runs.
 PluginFuncs Funcs();
+absl::Status Check(const CmdArgs& args, const Config& config);
 
 // Result layout: interfaces[kHostIndex] is the host veth,
 // interfaces[kContainerIndex] the container end; every ips[] entry points at

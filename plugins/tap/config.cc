@@ -42,24 +42,15 @@ const config::Schema<Config> kKeys = {
     config::Integer("group", &Config::group, kId),
     config::String("selinuxContext", &Config::selinux_context),
     config::Parsed("bridge", &Config::bridge, ParseBridgeKey),
-    config::Custom("dns", &Config::dns, Dns::FromConfig),
+    DnsKey<Config>(),
 };
 
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "tap", c));
-  ASSIGN_OR_RETURN(c.mac, ResolveMacKeys(args, "tap"));
-  c.ipam_type = args.conf.ipam_type;
-  return c;
+  return ParseKeysIpamAndMac(args, kKeys, "tap");
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  for (std::string& key : MacKeyNames()) names.push_back(std::move(key));
-  names.push_back("ipam");
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, MacKeyNames()); }
 
 }  // namespace cni::tap

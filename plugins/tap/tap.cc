@@ -1,7 +1,6 @@
 #include "tap.h"
 
 #include <fcntl.h>
-#include <linux/ip.h>
 #include <sys/stat.h>
 
 #include <optional>
@@ -15,16 +14,12 @@
 #include "cni/base/fs.h"
 #include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
-#include "cni/net/devconf.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/net/tuntap.h"
-#include "cni/plugin/check.h"
-#include "cni/plugin/ipam_apply.h"
-#include "cni/plugin/ipam_lease.h"
-#include "cni/plugin/teardown.h"
-#include "cni/protocol/invoke.h"
+#include "cni/plugin/container_link.h"
+#include "config.h"
 
 namespace cni::tap {
 namespace {
@@ -90,16 +85,10 @@ absl::StatusOr<net::LinkInfo> CreateTemp(net::NetlinkSocket& csock, const net::N
   return net::LinkByName(csock, spec.name);
 }
 
-}  // namespace
-
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
   ASSIGN_OR_RETURN(net::NetlinkSocket csock, net::NetlinkSocket::OpenIn(container));
-  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, args.ifname));
-  if (taken) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("tap: container interface ", Quoted(args.ifname), " already exists"));
-  }
+  RETURN_IF_ERROR(container_link::RequireFreeName(csock, args.ifname, "tap"));
   // The bridge lives in the container namespace (as upstream looks it up).
   std::optional<net::LinkInfo> bridge;
   if (!config.bridge.empty()) {
@@ -124,65 +113,32 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(link, net::LinkByIndex(csock, link.index), "tap");
   if (bridge) RETURN_IF_ERROR(net::SetLinkMaster(csock, link, bridge->index), "tap");
 
-  Result result;
-  result.cni_version = args.conf.cni_version;
-  Interface itf;
-  itf.name = link.name;
-  itf.mac = link.mac.ToString();
-  itf.sandbox = container.path();
-  result.interfaces.push_back(itf);
-
-  // Declared after remove_link, so a failed ADD releases the address first.
-  std::optional<IpamLease> lease;
-  if (config.ipam_type.empty()) {
-    RETURN_IF_ERROR(net::SetLinkUp(csock, link), "tap");
-  } else {
-    ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, config.ipam_type));
-    lease.emplace(std::move(acquired));
-    RETURN_IF_ERROR(lease->RequireAddresses(), "tap");
-    lease->CopyInto(result, kContainerIndex);
-    (void)net::SetIpv4DevConf(csock, link.index, IPV4_DEVCONF_ARP_NOTIFY, 1);
-    RETURN_IF_ERROR(net::ConfigureInterface(csock, args.ifname, result), "tap");
-  }
-  if (config.dns) result.dns = *config.dns;
-
-  if (lease) RETURN_IF_ERROR(lease->Commit(result), "tap");
+  Result result = container_link::ResultFor(args, link, container);
+  RETURN_IF_ERROR(container_link::Address(args, &csock, &link, result,
+                                          {.plugin = "tap",
+                                           .ipam_type = config.ipam_type,
+                                           .dns = config.dns,
+                                           .announce = container_link::Announce::kArp}));
   std::move(remove_link).Cancel();
   return result;
 }
 
-absl::Status Del(const CmdArgs& args, const IpamTeardownConfig& config) {
-  return net::DeleteContainerLinkAndAddress(args, config.ipam_type, "tap", kTempPrefix);
-}
-
+// CHECK: a tap is a "tun" link to the kernel (its mode is in IFLA_TUN_TYPE),
+// a port of the configured bridge.
 absl::Status Check(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev) return Invalid("required prevResult missing");
-  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  if (!config.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(config.ipam_type, args));
-  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns), "tap");
-
-  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
-  // A tap is a "tun" link to the kernel (its mode is in IFLA_TUN_TYPE).
-  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], "tun"),
-                   "tap");
-  if (!config.bridge.empty()) {
-    ASSIGN_OR_RETURN(net::LinkInfo br, net::LinkByName(sock, config.bridge), "tap");
-    if (link.master != br.index) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "tap: container interface ", Quoted(link.name), " is not a port of ", Quoted(br.name)));
-    }
-  }
-  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), "tap");
-  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), "tap");
-  return absl::OkStatus();
+  container_link::CheckSpec spec{.plugin = "tap", .kind = "tun", .ipam_type = config.ipam_type};
+  spec.check_link = [&](net::NetlinkSocket& csock, const net::LinkInfo& link) -> absl::Status {
+    if (config.bridge.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(net::LinkInfo br, net::LinkByName(csock, config.bridge), "tap");
+    if (link.master == br.index) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tap: container interface ", Quoted(link.name), " is not a port of ", Quoted(br.name)));
+  };
+  return container_link::Check(args, spec);
 }
 
-PluginFuncs Funcs() {
-  // DEL and GC read only the IPAM type (IpamTeardownConfig).
-  return TypedWithTeardown<Config, IpamTeardownConfig>(
-      {.add = Add, .check = Check, .status = ForwardStatusToIpam<Config>},
-      {.del = Del, .gc = ForwardGcToIpam<IpamTeardownConfig>});
-}
+}  // namespace
+
+PluginFuncs Funcs() { return container_link::Funcs<Config>("tap", kTempPrefix, Add, Check); }
 
 }  // namespace cni::tap

@@ -16,22 +16,16 @@ const config::Schema<Config> kKeys = sublink::Keys<Config>(
 }  // namespace
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  Config c;
-  RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "vlan", c));
+  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "vlan"));
   if (c.master.empty()) {
     // Upstream's words.
     return Error(ErrorCode::kInvalidNetworkConfig,
                  "vlan: \"master\" field is required. It specifies the host interface name to "
                  "create the VLAN for.");
   }
-  c.ipam_type = args.conf.ipam_type;
   return c;
 }
 
-std::vector<std::string> Config::KeyNames() {
-  std::vector<std::string> names = config::KeyNames(kKeys);
-  names.insert(names.end(), {"ipam"});
-  return names;
-}
+std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys); }
 
 }  // namespace cni::vlan

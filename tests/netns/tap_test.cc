@@ -297,6 +297,22 @@ TEST_CASE("tap: bad input gets its code, nothing is made", "[netns][tap]") {
   TearDown(fx, {c1});
 }
 
+TEST_CASE("tap: a layer-2-only ADD at 0.1.0/0.2.0 is refused before the tap is made",
+          "[netns][tap]") {
+  // Those versions have no place for a result without an IP; skel prints
+  // only after ADD, when the tap could no longer be removed.
+  NetnsFixture fx;
+  std::string c1 = fx.AddNetns("c1");
+  for (const char* version : {"0.1.0", "0.2.0"}) {
+    INFO(version);
+    RunResult add = Call("ADD", TapConf(version, nullptr), c1, "ctr1");
+    CHECK(ErrorCode(add) == 1);
+    CHECK(ErrorMessage(add) == "cannot convert: no valid IP addresses");
+    CHECK(fx.Links(c1) == kOnlyLo);
+  }
+  TearDown(fx, {c1});
+}
+
 TEST_CASE("tap: a failed IPAM step removes the tap", "[netns][tap]") {
   NetnsFixture fx;
   TempDir data;

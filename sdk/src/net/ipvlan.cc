@@ -27,30 +27,17 @@ std::string IpvlanModeName(IpvlanMode mode) {
   return "unknown";
 }
 
-namespace {
-std::string What(const IpvlanSpec& spec) {
-  return absl::StrCat("creating ipvlan \"", spec.name, "\" on link #", spec.master_index);
-}
-}  // namespace
-
-absl::StatusOr<NlMsgPtr> BuildIpvlanRequest(const IpvlanSpec& spec) {
-  const uint16_t mode = static_cast<uint16_t>(spec.mode);
-  return internal::BuildKindRequest(
-      "ipvlan", {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
-      [mode](nl_msg* m) { return nla_put_u16(m, IFLA_IPVLAN_MODE, mode); }, What(spec));
-}
-
-absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec) {
-  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildIpvlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+absl::Status CreateIpvlan(NetlinkSocket& sock, const MasterLink& link, IpvlanMode mode) {
+  const uint16_t m = static_cast<uint16_t>(mode);
+  return internal::CreateOnMaster(
+      sock, "ipvlan", link, nullptr, [m](nl_msg* msg) { return nla_put_u16(msg, IFLA_IPVLAN_MODE, m); },
+      absl::StrCat("creating ipvlan \"", link.name, "\" on link #", link.master_index));
 }
 
 absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading ipvlan mode of link #", index);
-  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
-  std::optional<uint16_t> mode = link.U16(IFLA_IPVLAN_MODE);
-  if (link.kind() != "ipvlan" || !mode) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not an ipvlan"));
-  return static_cast<IpvlanMode>(*mode);
+  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, index, "ipvlan", IFLA_IPVLAN_MODE, 2, std::nullopt,
+                                                          absl::StrCat("reading ipvlan mode of link #", index)));
+  return static_cast<IpvlanMode>(mode);
 }
 
 }  // namespace cni::net

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "cni/base/error.h"
 #include "cni/base/status_macros.h"
 #include "nl_request.h"
 
@@ -92,6 +93,34 @@ absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::strin
   RETURN_IF_ERROR(sock.Exchange(msg.get(), how, what));
   if (!answered) return absl::InternalError(absl::StrCat(what, ": unreadable answer"));
   return out;
+}
+
+absl::Status CreateOnMaster(NetlinkSocket& sock, absl::string_view kind, const MasterLink& link,
+                            const std::optional<MacAddress>* mac, const std::function<int(nl_msg*)>& put_data,
+                            absl::string_view what) {
+  ASSIGN_OR_RETURN(NlMsgPtr msg,
+                   BuildKindRequest(kind,
+                                    {.name = link.name, .master_index = link.master_index, .mtu = link.mtu,
+                                     .mac = mac, .netns = link.netns},
+                                    put_data, what));
+  return sock.Transact(msg.get(), what);
+}
+
+absl::StatusOr<uint32_t> KindAttribute(NetlinkSocket& sock, int index, absl::string_view kind, int type,
+                                       int bytes, std::optional<uint32_t> absent, absl::string_view what) {
+  ASSIGN_OR_RETURN(KindData link, GetKindData(sock, index, what));
+  std::optional<uint32_t> value = absent;
+  std::optional<uint32_t> have = link.U32(type);
+  if (bytes == 2) {
+    std::optional<uint16_t> v16 = link.U16(type);
+    have = v16 ? std::optional<uint32_t>(*v16) : std::nullopt;
+  }
+  if (have) value = have;
+  if (link.kind() != kind || !value) {
+    const bool vowel = absl::string_view("aeiou").find(kind.front()) != absl::string_view::npos;
+    return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a", vowel ? "n " : " ", kind));
+  }
+  return *value;
 }
 
 }  // namespace cni::net::internal

@@ -10,8 +10,11 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 
@@ -52,5 +55,17 @@ class KindData {
   std::string data_;  // the nested attributes of IFLA_INFO_DATA
 };
 absl::StatusOr<KindData> GetKindData(NetlinkSocket& sock, int index, absl::string_view what);
+
+// The create request of `link` as a link of `kind` (BuildKindRequest, with
+// `mac` when given), sent through `sock`; `what` names it in errors.
+absl::Status CreateOnMaster(NetlinkSocket& sock, absl::string_view kind, const MasterLink& link,
+                            const std::optional<MacAddress>* mac, const std::function<int(nl_msg*)>& put_data,
+                            absl::string_view what);
+
+// Attribute `type` of link `index`'s kind data, read as `bytes` (2 or 4)
+// bytes, `absent` when the link lacks it. Code 999, "<what>: not a <kind>",
+// when the link is of another kind, or lacks it and `absent` is nullopt.
+absl::StatusOr<uint32_t> KindAttribute(NetlinkSocket& sock, int index, absl::string_view kind, int type,
+                                       int bytes, std::optional<uint32_t> absent, absl::string_view what);
 
 }  // namespace cni::net::internal

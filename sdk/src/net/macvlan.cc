@@ -30,38 +30,24 @@ std::string MacvlanModeName(MacvlanMode mode) {
   return "unknown";
 }
 
-namespace {
-std::string What(const MacvlanSpec& spec) {
-  return absl::StrCat("creating macvlan \"", spec.name, "\" on link #", spec.master_index);
-}
-}  // namespace
-
-absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec) {
-  const uint32_t mode = static_cast<uint32_t>(spec.mode);
-  const uint32_t bc_queue_len = spec.bc_queue_len;
-  return internal::BuildKindRequest(
-      "macvlan",
-      {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .mac = &spec.mac,
-       .netns = spec.netns},
+absl::Status CreateMacvlan(NetlinkSocket& sock, const MasterLink& link, const MacvlanOptions& options) {
+  const uint32_t mode = static_cast<uint32_t>(options.mode);
+  const uint32_t bc_queue_len = options.bc_queue_len;
+  return internal::CreateOnMaster(
+      sock, "macvlan", link, &options.mac,
       [mode, bc_queue_len](nl_msg* m) {
         int rc = nla_put_u32(m, IFLA_MACVLAN_MODE, mode);
         if (rc >= 0 && bc_queue_len > 0) rc = nla_put_u32(m, IFLA_MACVLAN_BC_QUEUE_LEN, bc_queue_len);
         return rc;
       },
-      What(spec));
-}
-
-absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {
-  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildMacvlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+      absl::StrCat("creating macvlan \"", link.name, "\" on link #", link.master_index));
 }
 
 absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading macvlan mode of link #", index);
-  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
-  if (link.kind() != "macvlan") return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a macvlan"));
   // A macvlan made without a mode is the kernel's default, vepa.
-  return static_cast<MacvlanMode>(link.U32(IFLA_MACVLAN_MODE).value_or(MACVLAN_MODE_VEPA));
+  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, index, "macvlan", IFLA_MACVLAN_MODE, 4, MACVLAN_MODE_VEPA,
+                                                          absl::StrCat("reading macvlan mode of link #", index)));
+  return static_cast<MacvlanMode>(mode);
 }
 
 }  // namespace cni::net

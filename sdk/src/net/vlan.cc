@@ -10,35 +10,21 @@
 
 namespace cni::net {
 
-namespace {
-std::string What(const VlanSpec& spec) {
-  return absl::StrCat("creating vlan \"", spec.name, "\" (id ", spec.vlan_id, ") on link #",
-                      spec.master_index);
-}
-}  // namespace
-
-absl::StatusOr<NlMsgPtr> BuildVlanRequest(const VlanSpec& spec) {
-  std::string what = What(spec);
-  if (spec.vlan_id < 0 || spec.vlan_id > 4094) {
+absl::Status CreateVlan(NetlinkSocket& sock, const MasterLink& link, int vlan_id) {
+  const std::string what = absl::StrCat("creating vlan \"", link.name, "\" (id ", vlan_id, ") on link #",
+                                        link.master_index);
+  if (vlan_id < 0 || vlan_id > 4094) {
     return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(what, ": VLAN ID out of range"));
   }
-  const uint16_t id = static_cast<uint16_t>(spec.vlan_id);
-  return internal::BuildKindRequest(
-      "vlan", {.name = spec.name, .master_index = spec.master_index, .mtu = spec.mtu, .netns = spec.netns},
-      [id](nl_msg* m) { return nla_put_u16(m, IFLA_VLAN_ID, id); }, what);
-}
-
-absl::Status CreateVlan(NetlinkSocket& sock, const VlanSpec& spec) {
-  ASSIGN_OR_RETURN(NlMsgPtr msg, BuildVlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+  const uint16_t id = static_cast<uint16_t>(vlan_id);
+  return internal::CreateOnMaster(sock, "vlan", link, nullptr,
+                                  [id](nl_msg* m) { return nla_put_u16(m, IFLA_VLAN_ID, id); }, what);
 }
 
 absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading VLAN ID of link #", index);
-  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
-  std::optional<uint16_t> id = link.U16(IFLA_VLAN_ID);
-  if (link.kind() != "vlan" || !id) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vlan"));
-  return *id;
+  ASSIGN_OR_RETURN(uint32_t id, internal::KindAttribute(sock, index, "vlan", IFLA_VLAN_ID, 2, std::nullopt,
+                                                        absl::StrCat("reading VLAN ID of link #", index)));
+  return static_cast<int>(id);
 }
 
 }  // namespace cni::net

@@ -32,11 +32,8 @@ absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t tab
 }
 
 absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading the table of vrf link #", index);
-  ASSIGN_OR_RETURN(internal::KindData link, internal::GetKindData(sock, index, what));
-  std::optional<uint32_t> table = link.U32(IFLA_VRF_TABLE);
-  if (link.kind() != "vrf" || !table) return Error(ErrorCode::kInternal, absl::StrCat(what, ": not a vrf"));
-  return *table;
+  return internal::KindAttribute(sock, index, "vrf", IFLA_VRF_TABLE, 4, std::nullopt,
+                                 absl::StrCat("reading the table of vrf link #", index));
 }
 
 }  // namespace cni::net

@@ -2,16 +2,30 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "cni/base/error.h"
 #include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
 #include "cni/net/route.h"
+#include "cni/protocol/invoke.h"
 
 namespace cni::net {
+
+absl::StatusOr<CheckStart> StartCheck(const CmdArgs& args, absl::string_view ipam_type,
+                                      absl::string_view plugin) {
+  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
+  if (!prev) {
+    return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": required prevResult missing"));
+  }
+  ASSIGN_OR_RETURN(Netns container, Netns::Open(args.netns));
+  if (!ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(ipam_type, args));
+  return CheckStart{*std::move(prev), std::move(container)};
+}
 
 absl::StatusOr<size_t> FindPrevInterface(const Result& prev, absl::string_view ifname,
                                          absl::string_view netns) {

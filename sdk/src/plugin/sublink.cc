@@ -1,8 +1,5 @@
 #include "cni/plugin/sublink.h"
 
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,27 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
-#include "cni/net/addr.h"
-#include "cni/net/devconf.h"
 #include "cni/net/route.h"
-#include "cni/net/sysctl.h"
-#include "cni/plugin/check.h"
-#include "cni/plugin/ipam_apply.h"
-#include "cni/plugin/ipam_lease.h"
-#include "cni/plugin/teardown.h"
-#include "cni/protocol/invoke.h"
-#include "cni/protocol/version.h"
+#include "cni/plugin/container_link.h"
 
 namespace cni::sublink {
 namespace {
 
 absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
   return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
-}
-
-// CHECK failures carry no particular CNI code (upstream reports them as 999).
-absl::Status Failed(absl::string_view plugin, absl::string_view msg) {
-  return absl::FailedPreconditionError(absl::StrCat(plugin, ": ", msg));
 }
 
 // Creates the link in the container under the attachment's temporary name
@@ -44,14 +28,11 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
                                                 const net::Netns& container,
                                                 const net::LinkInfo& master, const AddSpec& spec,
                                                 const CmdArgs& args) {
-  ASSIGN_OR_RETURN(bool taken, net::LinkExists(csock, args.ifname));
-  if (taken) {
-    return absl::AlreadyExistsError(
-        absl::StrCat(spec.plugin, ": container interface \"", args.ifname, "\" already exists"));
-  }
-  NewLink link{.name = net::TemporaryLinkName(spec.name_prefix, args.container_id, args.ifname),
-               .master = &master,
-               .netns = spec.master.in_container ? nullptr : &container};
+  RETURN_IF_ERROR(container_link::RequireFreeName(csock, args.ifname, spec.plugin));
+  net::MasterLink link{.name = net::TemporaryLinkName(spec.name_prefix, args.container_id, args.ifname),
+                       .master_index = master.index,
+                       .mtu = spec.mtu,
+                       .netns = spec.master.in_container ? nullptr : &container};
   absl::Status created = spec.create(master_sock, link);
   if (absl::IsAlreadyExists(created)) {
     // EEXIST with a free name: the master already carries what this link
@@ -73,36 +54,6 @@ absl::StatusOr<net::LinkInfo> CreateInContainer(net::NetlinkSocket& master_sock,
     return Annotate(st, spec.plugin);
   }
   return net::LinkByIndex(csock, made.index);
-}
-
-// The result's one interface: the link, in the container.
-Interface ContainerInterface(const net::LinkInfo& link, const net::Netns& container) {
-  Interface itf;
-  itf.name = link.name;
-  itf.mac = link.mac.ToString();
-  itf.sandbox = container.path();
-  return itf;
-}
-
-// Gives the link the result's addresses and routes (and brings it up).
-absl::Status ConfigureAddresses(net::NetlinkSocket& csock, int ifindex, absl::string_view ifname, const Result& result,
-                                absl::string_view plugin) {
-  // Announce the addresses when the link comes up (neighbours may have the
-  // MAC of a previous holder cached): gratuitous ARP for IPv4, unsolicited
-  // neighbour advertisements for IPv6 (ndisc_notify), as upstream since 1.4.
-  // Best effort, as upstream: a kernel or link without the setting still
-  // gets its addresses.
-  // (arp_notify through rtnetlink: no thread in the namespace, and no
-  // /proc/sys/net lookup, which grows with the namespaces on the node;
-  // cni/net/devconf.h. IPv6 settings cannot be written that way: read first,
-  // so /proc/sys is touched only when the value differs.)
-  (void)net::SetIpv4DevConf(csock, ifindex, IPV4_DEVCONF_ARP_NOTIFY, 1);
-  if (absl::StatusOr<int32_t> ndisc = net::Ipv6DevConf(csock, ifindex, DEVCONF_NDISC_NOTIFY);
-      ndisc.ok() && *ndisc != 1) {
-    (void)net::WriteSysctl(csock.netns(), absl::StrCat("net/ipv6/conf/", ifname, "/ndisc_notify"), "1");
-  }
-  RETURN_IF_ERROR(net::ConfigureInterface(csock, ifname, result), plugin);
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -154,67 +105,28 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
                    CreateInContainer(msock, csock, container, master, spec, args));
   absl::Cleanup remove_link = [&] { (void)net::DeleteLinkByNameIfExists(csock, args.ifname); };
 
-  Result result;
-  result.cni_version = args.conf.cni_version;
-  // Declared after remove_link, so a failed ADD releases the address first.
-  std::optional<IpamLease> lease;
-  if (!spec.ipam_type.empty()) {
-    ASSIGN_OR_RETURN(IpamLease acquired, IpamLease::Acquire(args, spec.ipam_type));
-    lease.emplace(std::move(acquired));
-    RETURN_IF_ERROR(lease->RequireAddresses(), spec.plugin);
-    lease->CopyInto(result, 0);
-  } else if (spec.chained != nullptr && !spec.chained->ips.empty()) {
-    result.ips = spec.chained->ips;
-    result.routes = spec.chained->routes;
-    result.dns = spec.chained->dns;
-  }
-  result.interfaces.push_back(ContainerInterface(link, container));
-  for (IpConfig& ip : result.ips) ip.interface = 0;
-  if (result.ips.empty()) {
-    // Layer 2 only: no addresses, just up.
-    RETURN_IF_ERROR(net::SetLinkUp(csock, link), spec.plugin);
-  } else {
-    RETURN_IF_ERROR(ConfigureAddresses(csock, link.index, args.ifname, result, spec.plugin));
-  }
-  if (spec.dns) result.dns = *spec.dns;
-
-  if (lease) {
-    RETURN_IF_ERROR(lease->Commit(result), spec.plugin);
-  } else {
-    // Unprefixed, as upstream's message ("cannot convert: no valid IP
-    // addresses" for a layer-2-only link at 0.1.0/0.2.0), which its tests match.
-    RETURN_IF_ERROR(CheckPrintableAt(result, args.conf));
-  }
+  Result result = container_link::ResultFor(args, link, container);
+  RETURN_IF_ERROR(container_link::Address(args, &csock, &link, result,
+                                          {.plugin = spec.plugin,
+                                           .ipam_type = spec.ipam_type,
+                                           .dns = spec.dns,
+                                           .chained = spec.chained,
+                                           .announce = container_link::Announce::kArpAndNdisc}));
   std::move(remove_link).Cancel();
   return result;
 }
 
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
-                 absl::string_view name_prefix) {
-  return net::DeleteContainerLinkAndAddress(args, ipam_type, plugin, name_prefix);
-}
-
-absl::Status Check(const CmdArgs& args, const CheckSpec& spec) {
-  ASSIGN_OR_RETURN(std::optional<Result> prev, ParsePrevResult(args.conf));
-  if (!prev) return Invalid(spec.plugin, "required prevResult missing");
-  ASSIGN_OR_RETURN(net::Netns container, net::Netns::Open(args.netns));
-  if (!spec.ipam_type.empty()) RETURN_IF_ERROR(DelegateCheck(spec.ipam_type, args));
-  ASSIGN_OR_RETURN(size_t index, net::FindPrevInterface(*prev, args.ifname, args.netns), spec.plugin);
-
-  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(container));
-  ASSIGN_OR_RETURN(net::LinkInfo link, net::CheckPrevLink(sock, prev->interfaces[index], spec.kind),
-                   spec.plugin);
-  if (spec.check_link) RETURN_IF_ERROR(spec.check_link(sock, link));
-  RETURN_IF_ERROR(net::CheckInterfaceAddresses(sock, link, *prev, index), spec.plugin);
-  RETURN_IF_ERROR(net::CheckRoutes(sock, *prev), spec.plugin);
+absl::Status ChainTo(const std::optional<Result>& prev, AddSpec& spec) {
+  if (!prev) return absl::OkStatus();
+  spec.chained = &*prev;
+  // Without a master, the link goes on the one interface the previous plugin
+  // made (upstream's rule).
+  if (!spec.master.name.empty()) return absl::OkStatus();
+  if (prev->interfaces.size() != 1 || prev->interfaces[0].name.empty()) {
+    return Invalid(spec.plugin, "chained master failure: prevResult lacks a single named interface");
+  }
+  spec.master.name = prev->interfaces[0].name;
   return absl::OkStatus();
 }
-
-absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,
-                      absl::string_view have, absl::string_view want) {
-  return Failed(plugin, absl::StrCat("container interface \"", link.name, "\" has ", what, " ", have,
-                                     ", the config wants ", want));
-}
-
 
 }  // namespace cni::sublink

@@ -314,6 +314,14 @@ std::string ErrorJson(const absl::Status& status, absl::string_view cni_version)
   return Dump(j);
 }
 
+absl::Status RequireResultPrintable(const CmdArgs& args, std::string_view ipam_type) {
+  if (!ipam_type.empty()) return absl::OkStatus();
+  // A prevResult the handler cannot read is the handler's to report.
+  absl::StatusOr<std::optional<Result>> prev = ParsePrevResult(args.conf);
+  if (!prev.ok() || (*prev && !(*prev)->ips.empty())) return absl::OkStatus();
+  return CheckPrintableAt(Result{}, args.conf);  // no address: prints from 0.3.0 on
+}
+
 absl::StatusOr<std::optional<Result>> ParsePrevResult(const NetConf& conf) {
   if (conf.prev_result.is_null()) return std::optional<Result>();
   std::string version = conf.cni_version.empty() ? "0.1.0" : conf.cni_version;

@@ -6,8 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
-#include "cni/net/netns.h"
 
 namespace cni::net {
 
@@ -20,23 +20,11 @@ absl::StatusOr<IpvlanMode> ParseIpvlanMode(absl::string_view name);
 // The config name of `mode` ("l2", ...); "unknown" for a value outside the enum.
 std::string IpvlanModeName(IpvlanMode mode);
 
-// The ipvlan CreateIpvlan creates. It shares its master's MAC.
-struct IpvlanSpec {
-  std::string name;                  // the new link's name
-  int master_index = 0;              // in the socket's namespace
-  IpvlanMode mode = IpvlanMode::kL2;  // IFLA_IPVLAN_MODE
-  int mtu = 0;                       // 0: inherit the master's
-  // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
-  // next to its master.
-  const Netns* netns = nullptr;
-};
-
-// Creates the ipvlan (down). The socket must be in the master's namespace.
+// Creates `link` as an ipvlan (down) in `mode` (IFLA_IPVLAN_MODE); it
+// shares its master's MAC. The socket must be in the master's namespace.
 // EEXIST (the name is taken in the target namespace) is absl::AlreadyExists;
 // a kernel without ipvlan answers EOPNOTSUPP.
-absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec);
-// The request CreateIpvlan sends (for tests; no I/O).
-absl::StatusOr<NlMsgPtr> BuildIpvlanRequest(const IpvlanSpec& spec);
+absl::Status CreateIpvlan(NetlinkSocket& sock, const MasterLink& link, IpvlanMode mode);
 
 // The mode of ipvlan link `index`; not an ipvlan is an error (code 999), no
 // such link is absl::NotFound.

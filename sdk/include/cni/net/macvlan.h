@@ -9,8 +9,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
-#include "cni/net/netns.h"
 
 namespace cni::net {
 
@@ -23,28 +23,21 @@ absl::StatusOr<MacvlanMode> ParseMacvlanMode(absl::string_view name);
 // The config name of `mode` ("bridge", ...); "unknown" for a value outside the enum.
 std::string MacvlanModeName(MacvlanMode mode);
 
-// The macvlan CreateMacvlan creates.
-struct MacvlanSpec {
-  std::string name;                   // the new link's name
-  int master_index = 0;               // in the socket's namespace
+// What a macvlan is made with besides its MasterLink.
+struct MacvlanOptions {
   MacvlanMode mode = MacvlanMode::kBridge;  // IFLA_MACVLAN_MODE
-  int mtu = 0;                        // 0: inherit the master's
-  std::optional<MacAddress> mac;      // none: random, chosen by the kernel
+  std::optional<MacAddress> mac;            // none: random, chosen by the kernel
   // IFLA_MACVLAN_BC_QUEUE_LEN: the length of the queue that carries the
   // master's broadcast and multicast frames to its macvlans (the kernel uses
   // the largest any macvlan of the master asks for). 0: not sent, the
   // kernel's default (1000). Kernels before 5.11 ignore the attribute.
   uint32_t bc_queue_len = 0;
-  // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
-  // next to its master.
-  const Netns* netns = nullptr;
 };
 
-// Creates the macvlan (down). The socket must be in the master's namespace.
-// EEXIST (the name is taken in the target namespace) is absl::AlreadyExists.
-absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec);
-// The request CreateMacvlan sends (for tests; no I/O).
-absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec);
+// Creates `link` as a macvlan (down). The socket must be in the master's
+// namespace. EEXIST (the name is taken in the target namespace) is
+// absl::AlreadyExists.
+absl::Status CreateMacvlan(NetlinkSocket& sock, const MasterLink& link, const MacvlanOptions& options);
 
 // The mode of macvlan link `index`; not a macvlan is an error (code 999),
 // no such link is absl::NotFound.

@@ -5,28 +5,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
-#include "cni/net/netns.h"
 
 namespace cni::net {
 
-// The VLAN link CreateVlan creates (protocol 802.1Q).
-struct VlanSpec {
-  std::string name;      // the new link's name
-  int master_index = 0;  // in the socket's namespace
-  int vlan_id = 0;       // IFLA_VLAN_ID, 0 ... 4094
-  int mtu = 0;           // 0: inherit the master's
-  // Where the link is born (IFLA_NET_NS_FD, in the same request). nullptr:
-  // next to its master.
-  const Netns* netns = nullptr;
-};
-
-// Creates the VLAN link (down). The socket must be in the master's
-// namespace. EEXIST (the name is taken in the target namespace) is
-// absl::AlreadyExists; a kernel without 802.1Q answers EOPNOTSUPP.
-absl::Status CreateVlan(NetlinkSocket& sock, const VlanSpec& spec);
-// The request CreateVlan sends (for tests; no I/O).
-absl::StatusOr<NlMsgPtr> BuildVlanRequest(const VlanSpec& spec);
+// Creates `link` as an 802.1Q VLAN link (down) with VLAN ID `vlan_id`
+// (IFLA_VLAN_ID, 0 ... 4094). The socket must be in the master's namespace.
+// EEXIST (the name is taken in the target namespace) is absl::AlreadyExists;
+// a kernel without 802.1Q answers EOPNOTSUPP.
+absl::Status CreateVlan(NetlinkSocket& sock, const MasterLink& link, int vlan_id);
 
 // The VLAN ID of vlan link `index`; not a vlan is an error (code 999), no
 // such link is absl::NotFound.

@@ -12,9 +12,24 @@
 #include "absl/strings/string_view.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
+#include "cni/net/netns.h"
+#include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
 
 namespace cni::net {
+
+// What CHECK starts from, once its first steps passed.
+struct CheckStart {
+  Result prev;      // prevResult
+  Netns container;  // CNI_NETNS
+};
+
+// CHECK's first steps for an interface plugin: prevResult is required (code
+// 7 `<plugin>: required prevResult missing` without; read here, not by
+// Config::Parse, so a malformed one cannot stop a DEL), CNI_NETNS is
+// opened, and IPAM's CHECK runs when `ipam_type` is set.
+absl::StatusOr<CheckStart> StartCheck(const CmdArgs& args, absl::string_view ipam_type,
+                                      absl::string_view plugin);
 
 // The index of the interface `ifname` with sandbox `netns` in prev.interfaces
 // (the last one, if it lists several).

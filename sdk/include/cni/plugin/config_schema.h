@@ -18,7 +18,7 @@
 //       config::Bool("ipMasq", &Config::ip_masq),
 //       config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
 //       config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-//       config::Custom("dns", &Config::dns, Dns::FromConfig),
+//       DnsKey<Config>(),
 //   };
 //   RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ptp", c));
 //
@@ -225,6 +225,19 @@ std::vector<std::string> KeyNames(const Schema<C>& schema) {
   names.reserve(schema.size());
   for (const Key<C>& key : schema) names.push_back(key.name);
   return names;
+}
+
+// The rows of `schema` named `names`, in table order: the keys a plugin's
+// teardown reads (its TeardownConfig), from the one table that defines them.
+template <typename C, typename Names>
+Schema<C> Only(const Schema<C>& schema, const Names& names) {
+  Schema<C> rows;
+  for (const Key<C>& key : schema) {
+    for (absl::string_view name : names) {
+      if (key.name == name) rows.push_back(key);
+    }
+  }
+  return rows;
 }
 
 // Walks `schema` over `obj` in table order, stopping at the first error.

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
 #include "cni/base/json.h"
+#include "cni/base/status_macros.h"
 #include "cni/plugin/config_schema.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
@@ -48,5 +49,69 @@ absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& arg
 // The configuration keys ResolveMacKeys reads, "mac" and "runtimeConfig.mac"
 // (CNI_ARGS MAC is not a configuration key), for a plugin's KeyNames.
 std::vector<std::string> MacKeyNames();
+
+// The configuration of a plugin that may delegate to IPAM: `keys` parsed
+// into a Config (config::ParseKeys: wrong types code 6, bad values code 7,
+// prefixed with `plugin`), and its `ipam_type` the "ipam" type skel parsed
+// ("" without one). `Out`: a type derived from Config (a plugin's
+// TeardownConfig, which reads fewer keys into the same fields).
+template <typename Config, typename Out = Config>
+absl::StatusOr<Out> ParseKeysAndIpam(const CmdArgs& args, const config::Schema<Config>& keys,
+                                     absl::string_view plugin) {
+  Out c;
+  CNI_RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, keys, plugin, static_cast<Config&>(c)));
+  c.ipam_type = args.conf.ipam_type;
+  return c;
+}
+
+// The lenient configuration a plugin's DEL and GC read (the Teardown of
+// TypedWithTeardown): only the rows of its key table, Config::Keys(), named
+// in Config::kTeardownKeys, and the IPAM type; the other fields keep their
+// defaults. So an ADD refused for another key leaves a DEL that succeeds,
+// and a configuration broken since ADD still removes what ADD made. A wrong
+// JSON type of a key it reads is still code 6 (prefixed Config::kPlugin).
+template <typename Config>
+struct TeardownOf : Config {
+  static absl::StatusOr<TeardownOf> Parse(const CmdArgs& args) {
+    return ParseKeysAndIpam<Config, TeardownOf>(args, config::Only(Config::Keys(), Config::kTeardownKeys),
+                                                Config::kPlugin);
+  }
+};
+
+// ParseKeysAndIpam for a plugin that also takes a MAC (macvlan, tap):
+// Config::mac from ResolveMacKeys.
+template <typename Config>
+absl::StatusOr<Config> ParseKeysIpamAndMac(const CmdArgs& args, const config::Schema<Config>& keys,
+                                           absl::string_view plugin) {
+  CNI_ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, keys, plugin));
+  CNI_ASSIGN_OR_RETURN(c.mac, ResolveMacKeys(args, plugin));
+  return c;
+}
+
+// The "dns" row of every plugin's key table: Dns::FromConfig (set only when
+// the config's dns sets a field, upstream's meaning) into Config::dns.
+template <typename Config>
+config::Key<Config> DnsKey() {
+  return config::Custom("dns", &Config::dns, Dns::FromConfig);
+}
+
+// The key table of a plugin whose only key of its own is "dns": dummy, loopback.
+template <typename Config>
+config::Schema<Config> DnsOnlyKeys() {
+  return {DnsKey<Config>()};
+}
+
+// The configuration keys such a plugin reads, for its KeyNames: its table's
+// names, the keys `beside` it read in code, and "ipam" (the IPAM plugin it
+// delegates to). Its README's "## Keys" table lists exactly these
+// (tests/unit/readme_keys).
+template <typename Config>
+std::vector<std::string> KeyNamesAndIpam(const config::Schema<Config>& keys,
+                                         std::vector<std::string> beside = {}) {
+  std::vector<std::string> names = config::KeyNames(keys);
+  names.insert(names.end(), beside.begin(), beside.end());
+  names.push_back("ipam");
+  return names;
+}
 
 }  // namespace cni

@@ -2,15 +2,14 @@
 // interface (macvlan, ipvlan, vlan; upstream's "main" plugins of that shape):
 // find the master (by name, or the default route's interface), bound the MTU
 // by it, create the link directly in the container under a temporary name and
-// rename it to CNI_IFNAME, then IPAM (or layer 2 only, or a chained
-// prevResult's addresses), and the matching DEL, CHECK, GC and STATUS. A
+// rename it to CNI_IFNAME, then container_link.h's steps (IPAM, or layer 2
+// only, or a chained prevResult's addresses; DEL, CHECK, GC and STATUS). A
 // plugin supplies only what differs: how to create its link kind and what
 // CHECK verifies about it.
 //
-//   absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
-//     sublink::AddSpec spec{.plugin = "ipvlan", .name_prefix = kTempPrefix, ...};
-//     spec.create = [&](net::NetlinkSocket& msock, const sublink::NewLink& l) {...};
-//     return sublink::Add(args, spec);
+//   PluginFuncs Funcs() {
+//     return sublink::Funcs<Config>({.plugin = "ipvlan", .name_prefix = "iv",
+//                                    .create = CreateLink, .check = CheckLink});
 //   }
 #pragma once
 
@@ -25,9 +24,11 @@
 #include "cni/base/json.h"
 #include "cni/base/status_macros.h"
 #include "cni/net/link.h"
+#include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
 #include "cni/plugin/config_schema.h"
+#include "cni/plugin/container_link.h"
 #include "cni/plugin/plugin_keys.h"
 #include "cni/protocol/invoke.h"
 #include "cni/protocol/skel.h"
@@ -44,7 +45,7 @@ config::Schema<Config> Keys(std::initializer_list<config::Key<Config>> kind_keys
       config::Parsed("master", &Config::master, ParseMasterKey),
       config::Parsed("mtu", &Config::mtu, ParseSublinkMtuKey),
       config::Bool("linkInContainer", &Config::link_in_container),
-      config::Custom("dns", &Config::dns, Dns::FromConfig),
+      DnsKey<Config>(),
   };
   keys.insert(keys.end(), kind_keys);
   return keys;
@@ -78,15 +79,6 @@ absl::StatusOr<net::LinkInfo> ResolveMaster(net::NetlinkSocket& sock, const Mast
 // `invalid MTU 1500, must be [0, master MTU(1400)]` (upstream's words).
 absl::Status RequireMtuWithin(const net::LinkInfo& master, int mtu, absl::string_view plugin);
 
-// What AddSpec::create is asked to make.
-struct NewLink {
-  std::string name;               // the temporary name
-  const net::LinkInfo* master;    // in the master socket's namespace
-  // Where the link must be born (IFLA_NET_NS_FD), nullptr when the master
-  // already lives in the container.
-  const net::Netns* netns;
-};
-
 // What a plugin tells Add: its names, the master, the keys Add applies, and
 // how to create its kind of link.
 struct AddSpec {
@@ -102,9 +94,11 @@ struct AddSpec {
   // this holds addresses, they (and its routes and dns) configure the link
   // instead of an IPAM call. Not owned.
   const Result* chained = nullptr;
-  // Creates the link (down) through the socket of the master's namespace.
-  // absl::AlreadyExists (a name clash) makes Add retry with another name.
-  std::function<absl::Status(net::NetlinkSocket& master_sock, const NewLink& link)> create;
+  // Creates `link` (down, its kind's Create* of cni/net) through the socket
+  // of the master's namespace: it has the temporary name, the master, the
+  // MTU, and the container as its namespace (none when the master already
+  // lives there). absl::AlreadyExists (a name clash) makes Add retry.
+  std::function<absl::Status(net::NetlinkSocket& master_sock, const net::MasterLink& link)> create;
 };
 
 // The whole ADD: master, MTU bound, link (temporary name, then CNI_IFNAME),
@@ -113,48 +107,82 @@ struct AddSpec {
 // Any failure deletes the link and releases the IPAM lease.
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec);
 
-// IPAM DEL (when ipam_type is set, always first, so the address never
-// leaks), then the link in the container, under CNI_IFNAME or under the
-// temporary name of `name_prefix` (an ADD killed before its rename); a
-// namespace or link that is gone is success. Keeps going past a failure and
-// reports them all.
-absl::Status Del(const CmdArgs& args, absl::string_view ipam_type, absl::string_view plugin,
-                 absl::string_view name_prefix);
-
-// What a plugin tells Check: its names, IPAM, and its kind's own checks.
-struct CheckSpec {
-  std::string plugin;     // message prefix
-  std::string kind;       // IFLA_INFO_KIND the link must have ("ipvlan")
-  std::string ipam_type;  // delegated CHECK when set
-  // What else the link must be (mode, VLAN ID...), through the container's socket.
-  std::function<absl::Status(net::NetlinkSocket& csock, const net::LinkInfo& link)> check_link;
+// What a link kind tells Funcs: its names and its own two steps.
+template <typename Config>
+struct Kind {
+  std::string plugin;       // "macvlan": message prefix and the link's IFLA_INFO_KIND
+  std::string name_prefix;  // AddSpec::name_prefix ("mv")
+  // Upstream's ipvlan: chained, prevResult's addresses configure a link
+  // without IPAM, and a config without "master" takes prevResult's single
+  // interface (code 7 when it lists none or several).
+  bool chained = false;
+  // Creates the link (AddSpec::create), as `config` says.
+  std::function<absl::Status(net::NetlinkSocket& master_sock, const net::MasterLink& link, const Config& config)>
+      create;
+  // What CHECK verifies about the link beyond its kind (container_link::CheckSpec::check_link).
+  std::function<absl::Status(net::NetlinkSocket& csock, const net::LinkInfo& link, const Config& config)>
+      check;
 };
 
-// CHECK (>= 0.4.0): prevResult is required (code 7 without); IPAM CHECK;
-// prevResult's interface for CNI_IFNAME in CNI_NETNS exists, has `kind`, its
-// MAC and what check_link verifies; its addresses and prevResult's routes
-// are in the container. Failures carry code 999, as upstream's.
-absl::Status Check(const CmdArgs& args, const CheckSpec& spec);
+// Fills the chained parts of `spec` from prevResult (see Kind::chained).
+absl::Status ChainTo(const std::optional<Result>& prev, AddSpec& spec);
 
-// CHECK's message when the link's `what` ("mode", "VLAN ID") is `have` and
-// the config wants `want` (code 999, as upstream's CHECK failures):
-// `ipvlan: container interface "eth0" has mode l2, the config wants l3`.
-absl::Status Mismatch(absl::string_view plugin, const net::LinkInfo& link, absl::string_view what,
-                      absl::string_view have, absl::string_view want);
-
-// The command table of a plugin built on these steps: its own ADD and CHECK
-// (calling Add and Check above; its AddSpec::name_prefix is `name_prefix`);
-// STATUS from `Config::ipam_type`, DEL and GC from IpamTeardownConfig.
+// The AddSpec of a config read by Keys (its fields master, link_in_container,
+// mtu, ipam_type and dns), with `kind`'s names and creation; with
+// kind.chained, `prev` (not owned) chains it (see Kind::chained).
 template <typename Config>
-PluginFuncs Funcs(std::string plugin, std::string name_prefix,
-                  std::function<absl::StatusOr<Result>(const CmdArgs&, const Config&)> add,
-                  std::function<absl::Status(const CmdArgs&, const Config&)> check) {
-  return TypedWithTeardown<Config, IpamTeardownConfig>(
-      {.add = std::move(add), .check = std::move(check), .status = ForwardStatusToIpam<Config>},
-      {.del = [plugin, name_prefix](const CmdArgs& args, const IpamTeardownConfig& c) {
-         return Del(args, c.ipam_type, plugin, name_prefix);
-       },
-       .gc = ForwardGcToIpam<IpamTeardownConfig>});
+absl::StatusOr<AddSpec> SpecFor(const Kind<Config>& kind, const Config& config,
+                                const std::optional<Result>& prev) {
+  AddSpec spec{
+      .plugin = kind.plugin,
+      .name_prefix = kind.name_prefix,
+      .master = {.name = config.master, .in_container = config.link_in_container},
+      .mtu = config.mtu,
+      .ipam_type = config.ipam_type,
+      .dns = config.dns,
+  };
+  spec.create = [create = kind.create, &config](net::NetlinkSocket& master_sock, const net::MasterLink& link) {
+    return create(master_sock, link, config);
+  };
+  if (kind.chained) CNI_RETURN_IF_ERROR(ChainTo(prev, spec));
+  return spec;
+}
+
+// The command table of a link kind: ADD (Add), CHECK (container_link::Check
+// with kind.check), and container_link's DEL, GC and STATUS (DEL reads only
+// the IPAM type).
+template <typename Config>
+PluginFuncs Funcs(Kind<Config> kind) {
+  auto add = [kind](const CmdArgs& args, const Config& config) -> absl::StatusOr<Result> {
+    std::optional<Result> prev;
+    if (kind.chained) {
+      CNI_ASSIGN_OR_RETURN(prev, ParsePrevResult(args.conf), kind.plugin, ": prevResult");
+    }
+    CNI_ASSIGN_OR_RETURN(AddSpec spec, SpecFor(kind, config, prev));
+    return Add(args, spec);
+  };
+  auto check = [kind](const CmdArgs& args, const Config& config) {
+    container_link::CheckSpec spec{.plugin = kind.plugin, .kind = kind.plugin, .ipam_type = config.ipam_type};
+    spec.check_link = [&](net::NetlinkSocket& csock, const net::LinkInfo& link) {
+      return kind.check(csock, link, config);
+    };
+    return container_link::Check(args, spec);
+  };
+  return container_link::Funcs<Config>(kind.plugin, kind.name_prefix, add, check);
+}
+
+// A Kind::check for a link kind with a mode: the link's (read by `mode_of`)
+// must be the config's `field`; else container_link::Mismatch naming both
+// (by `name`).
+template <typename Config, typename Mode>
+auto ModeCheck(absl::string_view plugin, Mode Config::*field,
+               absl::StatusOr<Mode> (*mode_of)(net::NetlinkSocket&, int), std::string (*name)(Mode)) {
+  return [plugin = std::string(plugin), field, mode_of, name](
+             net::NetlinkSocket& csock, const net::LinkInfo& link, const Config& config) -> absl::Status {
+    CNI_ASSIGN_OR_RETURN(Mode mode, mode_of(csock, link.index));
+    if (mode == config.*field) return absl::OkStatus();
+    return container_link::Mismatch(plugin, link, "mode", name(mode), name(config.*field));
+  };
 }
 
 }  // namespace cni::sublink

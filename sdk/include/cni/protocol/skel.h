@@ -54,6 +54,17 @@ struct PluginFuncs {
   Handler status = nullptr;   // CNI_COMMAND=STATUS (1.1.0)
 };
 
+// ADD's result must print at the configuration's version, but skel prints
+// it only after the handler returns, when no rollback can run any more. So
+// what can be judged before is judged before: BuildCmdArgs refuses a version
+// skel cannot print at, and since 0.1.0/0.2.0 have no place for a result
+// without an IP, a configuration at those versions whose plugin can take
+// addresses only from IPAM (its Config has an `ipam_type`) or a chained
+// prevResult is refused when neither gives one (code 1, printing's own
+// message, "cannot convert: no valid IP addresses"). Typed() runs this
+// before the ADD handler, so no plugin has to remember it.
+absl::Status RequireResultPrintable(const CmdArgs& args, std::string_view ipam_type);
+
 // Handlers that take the plugin's parsed configuration (DESIGN rule 2): skel
 // calls `Config::Parse(const CmdArgs&) -> absl::StatusOr<Config>` once, before
 // any handler runs, so a handler starts with every key read and validated and
@@ -84,6 +95,9 @@ PluginFuncs Typed(TypedPluginFuncs<Config> typed) {
   if (typed.add) {
     funcs.add = [add = std::move(typed.add)](const CmdArgs& args) -> absl::StatusOr<Result> {
       CNI_ASSIGN_OR_RETURN(Config config, Config::Parse(args));
+      if constexpr (requires { config.ipam_type; }) {
+        CNI_RETURN_IF_ERROR(RequireResultPrintable(args, config.ipam_type));
+      }
       return add(args, config);
     };
   }

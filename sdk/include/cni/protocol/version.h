@@ -57,10 +57,10 @@ absl::StatusOr<Json> ResultToJson(const Result& result, absl::string_view versio
 // ADD's early check: fails (code 1, as ResultToJson) when `result` cannot be
 // printed at the configuration's version (0.1.0 when it names none). skel
 // prints only after the handler returns, when a rollback can no longer run.
-// Plugins need not call it: skel refuses a version it cannot print at before
-// the handler runs, a result with an address prints at every version (so
-// IpamLease::RequireAddresses settles it right after IPAM), and
-// IpamLease::Commit and sublink::Add check the final result.
+// Plugins need not call it: skel refuses a version it cannot print at, and
+// a result without an address at 0.1.0/0.2.0, before the handler runs
+// (RequireResultPrintable); a result with an address prints at every
+// version; IpamLease::Commit checks the final result.
 absl::Status CheckPrintableAt(const Result& result, const NetConf& conf);
 
 // Converts a result document from its own version to `to_version`.
