@@ -1,0 +1,36 @@
+// The first step of a chained plugin's ADD and CHECK: the previous plugin's
+// result, and in it the container interface the command is about.
+//
+//   ASSIGN_OR_RETURN(cni::PrevInterface prev, cni::RequirePrevInterface(args, "my-plugin"));
+//   // prev.result is prevResult (1.1.0 model), prev.result.interfaces[prev.index] is CNI_IFNAME
+//
+// Both failures are the configuration's (prevResult is part of it): code 7,
+// with the plugin's name, never 999.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cni/protocol/skel.h"
+#include "cni/protocol/types.h"
+
+namespace cni {
+
+// The configuration's prevResult (ParsePrevResult: at the configuration's
+// version). None: code 7 "<plugin>: must be chained after an interface
+// plugin: prevResult missing". Malformed: ParsePrevResult's code 6 or 1.
+absl::StatusOr<Result> RequirePrevResult(const CmdArgs& args, absl::string_view plugin);
+
+// prevResult and the container interface in it.
+struct PrevInterface {
+  Result result;     // the previous plugin's result
+  size_t index = 0;  // result.interfaces[index] is CNI_IFNAME with sandbox CNI_NETNS
+};
+
+// RequirePrevResult, then FindPrevInterface (cni/plugin/check.h) for
+// CNI_IFNAME in CNI_NETNS: code 7 "<plugin>: prevResult has no interface
+// "eth0" with sandbox "/var/run/netns/x"" when it is not there.
+absl::StatusOr<PrevInterface> RequirePrevInterface(const CmdArgs& args, absl::string_view plugin);
+
+}  // namespace cni
