@@ -131,12 +131,16 @@ TEST_CASE("chained: prevResult and CNI_IFNAME in it, code 7 when absent", "[unit
   CHECK(found->index == 2);
   CHECK(found->result.interfaces.size() == 3);
 
-  args.ifname = "eth1";
-  absl::StatusOr<cni::PrevInterface> missing = cni::RequirePrevInterface(args, "my-plugin");
-  REQUIRE_FALSE(missing.ok());
-  CHECK(cni::CodeOf(missing.status()) == 7);
-  CHECK(missing.status().message() ==
-        "my-plugin: prevResult has no interface \"eth1\" with sandbox \"/var/run/netns/ctr\"");
+  args.netns = "/proc/1234/ns/net";  // the same namespace by another path: the kernel will tell
+  CHECK(cni::RequirePrevInterface(args, "my-plugin")->index == 2);
+  for (const char* ifname : {"eth1", "veth1"}) {  // absent, or a host interface
+    args.ifname = ifname;
+    absl::StatusOr<cni::PrevInterface> missing = cni::RequirePrevInterface(args, "my-plugin");
+    REQUIRE_FALSE(missing.ok());
+    CHECK(cni::CodeOf(missing.status()) == 7);
+    CHECK(missing.status().message() ==
+          "my-plugin: prevResult has no container interface \"" + std::string(ifname) + "\"");
+  }
 }
 
 TEST_CASE("FindPrevInterface: an interface prevResult lacks is code 7, not 999", "[unit][chained]") {

@@ -3,9 +3,10 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
+#include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
-#include "cni/plugin/check.h"
 
 namespace cni {
 
@@ -16,10 +17,13 @@ absl::StatusOr<Result> RequirePrevResult(const CmdArgs& args, absl::string_view 
 }
 
 absl::StatusOr<PrevInterface> RequirePrevInterface(const CmdArgs& args, absl::string_view plugin) {
-  PrevInterface out;
-  CNI_ASSIGN_OR_RETURN(out.result, RequirePrevResult(args, plugin));
-  CNI_ASSIGN_OR_RETURN(out.index, net::FindPrevInterface(out.result, args.ifname, args.netns), plugin);
-  return out;
+  CNI_ASSIGN_OR_RETURN(Result prev, RequirePrevResult(args, plugin));
+  std::optional<size_t> index;
+  for (size_t i = 0; i < prev.interfaces.size(); ++i) {
+    if (prev.interfaces[i].name == args.ifname && !prev.interfaces[i].sandbox.empty()) index = i;
+  }
+  if (!index) return InvalidConfig(plugin, absl::StrCat("prevResult has no container interface ", Quoted(args.ifname)));
+  return PrevInterface{std::move(prev), *index};
 }
 
 }  // namespace cni

@@ -25,12 +25,16 @@ absl::StatusOr<Result> RequirePrevResult(const CmdArgs& args, absl::string_view 
 // prevResult and the container interface in it.
 struct PrevInterface {
   Result result;     // the previous plugin's result
-  size_t index = 0;  // result.interfaces[index] is CNI_IFNAME with sandbox CNI_NETNS
+  size_t index = 0;  // result.interfaces[index] is the container interface CNI_IFNAME
 };
 
-// RequirePrevResult, then FindPrevInterface (cni/plugin/check.h) for
-// CNI_IFNAME in CNI_NETNS: code 7 "<plugin>: prevResult has no interface
-// "eth0" with sandbox "/var/run/netns/x"" when it is not there.
+// RequirePrevResult, then the container interface CNI_IFNAME in it: the
+// last interface of that name with a sandbox. Code 7 "<plugin>: prevResult
+// has no container interface "eth0"" when there is none. The sandbox is not
+// compared with CNI_NETNS: a runtime may name one namespace by two paths,
+// and the kernel, not the path, says whether the link is there (opening it
+// in CNI_NETNS does; cni/net/container_link.h). An interface plugin's CHECK
+// compares them (FindPrevInterface, cni/plugin/check.h).
 absl::StatusOr<PrevInterface> RequirePrevInterface(const CmdArgs& args, absl::string_view plugin);
 
 }  // namespace cni

@@ -3,7 +3,7 @@
 //
 // The CHECK error-code rule, one for every plugin of the SDK:
 //  - what the command was given is wrong (no prevResult, or one without the
-//    container interface CNI_IFNAME in CNI_NETNS): code 7, invalid network
+//    container interface CNI_IFNAME): code 7, invalid network
 //    configuration, since prevResult is part of it (FindPrevInterface,
 //    cni/plugin/chained.h);
 //  - the kernel's state does not match (an address, route or link that
