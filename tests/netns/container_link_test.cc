@@ -8,6 +8,8 @@
 #include "cni/base/error.h"
 #include "cni/net/addr.h"
 #include "cni/net/container_link.h"
+#include "cni/net/link.h"
+#include "cni/net/qdisc.h"
 #include "cni/net/route.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
@@ -74,6 +76,16 @@ TEST_CASE("route and address failures name the link by name", "[netns]") {
   absl::Status again = cni::net::AddAddress(target.sock, target.link.index, addr);
   CHECK(absl::IsAlreadyExists(again));
   CHECK(again.message().rfind("adding address 10.1.0.5/24 to \"eth0\": File exists", 0) == 0);
+
+  // Links, and traffic control, the same way.
+  REQUIRE(cni::net::AddIngressQdisc(target.sock, target.link.index).ok());
+  absl::Status qdisc = cni::net::AddIngressQdisc(target.sock, target.link.index);
+  CHECK(absl::IsAlreadyExists(qdisc));
+  CHECK(qdisc.message().rfind("adding ingress qdisc on \"eth0\": File exists", 0) == 0);
+  cni::net::LinkInfo peer = Must(cni::net::LinkByName(target.sock, "peer0"));
+  absl::Status master = cni::net::SetLinkMaster(target.sock, target.link, peer.index);  // a veth is no master
+  REQUIRE_FALSE(master.ok());
+  CHECK(master.message().rfind("setting the master of \"eth0\" to \"peer0\": ", 0) == 0);
 
   // A link that is gone by the time of the failure: by index, as before.
   absl::Status gone = cni::net::DeleteAddress(target.sock, 9999, addr);

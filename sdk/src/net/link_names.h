@@ -24,4 +24,9 @@ std::optional<std::string> LinkName(NetlinkSocket& sock, int ifindex);
 absl::Status NameLinks(const absl::Status& failed, absl::string_view what,
                        const std::function<std::string()>& named);
 
+// sock.Transact(msg, what), where `what` names links as "link #<ifindex>":
+// on failure each of them is named by name instead ("link #5" becomes
+// "\"eth0\""), those that can no longer be looked up keeping their number.
+absl::Status TransactNamingLinks(NetlinkSocket& sock, nl_msg* msg, const std::string& what);
+
 }  // namespace cni::net::internal
