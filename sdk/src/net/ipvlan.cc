@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "link_on_master.h"
 
 namespace cni::net {
@@ -42,7 +43,7 @@ absl::StatusOr<NlMsgPtr> BuildIpvlanRequest(const IpvlanSpec& spec) {
 
 absl::Status CreateIpvlan(NetlinkSocket& sock, const IpvlanSpec& spec) {
   ASSIGN_OR_RETURN(NlMsgPtr msg, BuildIpvlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+  return internal::TransactNamingLinks(sock, msg.get(), What(spec));
 }
 
 absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "link_on_master.h"
 
 namespace cni::net {
@@ -53,7 +54,7 @@ absl::StatusOr<NlMsgPtr> BuildMacvlanRequest(const MacvlanSpec& spec) {
 
 absl::Status CreateMacvlan(NetlinkSocket& sock, const MacvlanSpec& spec) {
   ASSIGN_OR_RETURN(NlMsgPtr msg, BuildMacvlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+  return internal::TransactNamingLinks(sock, msg.get(), What(spec));
 }
 
 absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index) {

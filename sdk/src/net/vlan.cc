@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "link_on_master.h"
 
 namespace cni::net {
@@ -30,7 +31,7 @@ absl::StatusOr<NlMsgPtr> BuildVlanRequest(const VlanSpec& spec) {
 
 absl::Status CreateVlan(NetlinkSocket& sock, const VlanSpec& spec) {
   ASSIGN_OR_RETURN(NlMsgPtr msg, BuildVlanRequest(spec));
-  return sock.Transact(msg.get(), What(spec));
+  return internal::TransactNamingLinks(sock, msg.get(), What(spec));
 }
 
 absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, int index) {
