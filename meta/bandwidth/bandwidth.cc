@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
+#include "cni/net/container_link.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
 #include "cni/net/netns.h"
@@ -34,11 +35,9 @@ absl::Status NotChained() {
 // one of prevResult's host interfaces (upstream's rule).
 absl::StatusOr<net::LinkInfo> HostVeth(const CmdArgs& args, const Result& prev,
                                        net::NetlinkSocket& host) {
-  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
-  ASSIGN_OR_RETURN(net::NetlinkSocket ctr, net::NetlinkSocket::OpenIn(ns));
-  ASSIGN_OR_RETURN(net::LinkInfo link, net::LinkByName(ctr, args.ifname),
+  ASSIGN_OR_RETURN(net::ContainerLink ctr, net::OpenContainerLink(args.netns, args.ifname),
                    "bandwidth: container interface");
-  absl::StatusOr<int> peer = net::VethPeerIndex(ctr, link);
+  absl::StatusOr<int> peer = net::VethPeerIndex(ctr.sock, ctr.link);
   if (!peer.ok() || *peer <= 0) {
     return Fail(absl::StrCat("container interface \"", args.ifname, "\" has no veth peer",
                              peer.ok() ? "" : absl::StrCat(": ", peer.status().message())));

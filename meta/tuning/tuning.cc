@@ -1,6 +1,5 @@
 #include "tuning.h"
 
-#include <filesystem>
 #include <set>
 #include <utility>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "backup.h"
 #include "cni/base/error.h"
+#include "cni/base/fs.h"
 #include "cni/base/status_macros.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
@@ -212,13 +212,13 @@ absl::Status Gc(const CmdArgs& args, const BackupDir& dir) {
   for (const Attachment& a : args.conf.valid_attachments) {
     keep.insert(BackupPath(dir.path, a.container_id, a.ifname));
   }
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir.path, ec);
-  if (ec) return absl::OkStatus();  // no directory: nothing to collect
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir.path);
+  if (!names.ok()) return absl::OkStatus();  // no directory: nothing to collect
   std::vector<std::string> errors;
-  for (const auto& entry : it) {
-    std::string path = absl::StrCat(dir.path, "/", entry.path().filename().string());
-    if (!entry.is_regular_file() || !absl::EndsWith(path, ".json") || keep.count(path)) continue;
+  for (const std::string& name : *names) {
+    std::string path = absl::StrCat(dir.path, "/", name);
+    // ReadBackup reads regular files only: anything else is skipped below.
+    if (!absl::EndsWith(path, ".json") || keep.count(path)) continue;
     absl::StatusOr<std::optional<Backup>> b = ReadBackup(path);
     // Only files this network wrote: the directory is shared by every network
     // using tuning, and upstream's files do not say whose they are.

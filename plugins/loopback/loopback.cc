@@ -7,9 +7,9 @@
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
 #include "cni/net/addr.h"
+#include "cni/net/container_link.h"
 #include "cni/net/link.h"
 #include "cni/net/netlink.h"
-#include "cni/net/netns.h"
 #include "config.h"
 
 namespace cni::loopback {
@@ -38,22 +38,10 @@ absl::StatusOr<std::optional<net::IpPrefix>> FirstLoopbackAddress(net::NetlinkSo
   return std::optional<net::IpPrefix>(addrs.front().prefix);
 }
 
-// Opens CNI_NETNS and a netlink socket in it, and finds lo.
-struct Lo {
-  net::NetlinkSocket sock;
-  net::LinkInfo link;
-};
-absl::StatusOr<Lo> OpenLo(const net::Netns& ns) {
-  ASSIGN_OR_RETURN(net::NetlinkSocket sock, net::NetlinkSocket::OpenIn(ns));
-  ASSIGN_OR_RETURN(net::LinkInfo link, net::LinkByName(sock, kLo));
-  return Lo{std::move(sock), std::move(link)};
-}
-
 }  // namespace
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
-  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
-  ASSIGN_OR_RETURN(Lo lo, OpenLo(ns));
+  ASSIGN_OR_RETURN(net::ContainerLink lo, net::OpenContainerLink(args.netns, kLo));
   // The kernel adds 127.0.0.1/8 and ::1/128 as lo comes up.
   RETURN_IF_ERROR(net::SetLinkUp(lo.sock, lo.link));
   ASSIGN_OR_RETURN(std::optional<net::IpPrefix> v4,
@@ -80,15 +68,13 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
 
 absl::Status Del(const CmdArgs& args) {
   // Nothing to undo without a namespace, or when it is already gone.
-  ASSIGN_OR_RETURN(std::optional<net::Netns> ns, net::OpenNetnsForTeardown(args.netns));
-  if (!ns) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Lo lo, OpenLo(*ns));
-  return net::SetLinkDown(lo.sock, lo.link);
+  ASSIGN_OR_RETURN(std::optional<net::ContainerLink> lo, net::OpenContainerLinkForTeardown(args.netns, kLo));
+  if (!lo) return absl::OkStatus();
+  return net::SetLinkDown(lo->sock, lo->link);
 }
 
 absl::Status Check(const CmdArgs& args, const Config& /*config: parsed to refuse a malformed one*/) {
-  ASSIGN_OR_RETURN(net::Netns ns, net::Netns::Open(args.netns));
-  ASSIGN_OR_RETURN(Lo lo, OpenLo(ns));
+  ASSIGN_OR_RETURN(net::ContainerLink lo, net::OpenContainerLink(args.netns, kLo));
   if (!lo.link.up()) return absl::FailedPreconditionError("loopback interface is down");
   return absl::OkStatus();
 }

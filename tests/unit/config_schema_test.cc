@@ -74,12 +74,12 @@ TEST_CASE("config schema: wrong types are code 6, bad values code 7, with unifor
     CHECK(cni::CodeOf(s.status()) == code);
     CHECK(s.status().message() == msg);
   };
-  fails(R"({"vlan":"10"})", 6, R"(cannot decode "vlan": expected integer, got string)");
-  fails(R"({"hairpinMode":1})", 6, R"(cannot decode "hairpinMode": expected bool, got number)");
+  fails(R"({"vlan":"10"})", 6, R"(test: cannot decode "vlan": expected integer, got string)");
+  fails(R"({"hairpinMode":1})", 6, R"(test: cannot decode "hairpinMode": expected bool, got number)");
   fails(R"({"vlan":5000})", 7, R"(test: "vlan" must be between 0 and 4094, not 5000)");
   fails(R"({"table":0})", 7, R"(test: "table" must be between 1 and 1000, not 0)");
   fails(R"({"backend":"pf"})", 7, R"(test: "backend" must be one of "iptables", "nftables", not "pf")");
-  fails(R"({"names":[1]})", 6, R"(cannot decode "names": expected list of strings, got number)");
+  fails(R"({"names":[1]})", 6, R"(test: cannot decode "names": expected list of strings, got number)");
   fails(R"({"mtu":9})", 7, "test: mtu 9 is out of range (68-65535, or 0 for the default)");
   fails(R"({"doubled":"x"})", 6, "test: not a number");
 }

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -108,6 +109,26 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context) {
     out.SetPayload(url, payload);
   });
   return out;
+}
+
+absl::Status NamedBy(const absl::Status& status, absl::string_view plugin) {
+  if (status.ok() || plugin.empty()) return status;
+  absl::string_view msg = status.message();
+  if (absl::StartsWith(msg, plugin) && absl::StartsWith(msg.substr(plugin.size()), ": ")) return status;
+  return Annotate(status, plugin);
+}
+
+absl::Status WithMessage(const absl::Status& status, absl::string_view message) {
+  if (status.ok()) return status;
+  absl::Status out(status.code(), message);
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
+absl::Status InvalidConfig(absl::string_view plugin, absl::string_view msg) {
+  return Error(ErrorCode::kInvalidNetworkConfig, plugin.empty() ? std::string(msg) : absl::StrCat(plugin, ": ", msg));
 }
 
 absl::Status JoinErrors(const std::vector<absl::Status>& statuses) {

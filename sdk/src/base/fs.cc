@@ -1,12 +1,15 @@
 #include "cni/base/fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
@@ -157,6 +160,28 @@ absl::Status MkdirAll(const std::string& path, mode_t mode) {
   if (::stat(path.c_str(), &st) != 0) return IoError("creating directory", path, errno);
   if (!S_ISDIR(st.st_mode)) return IoError("creating directory", path, ENOTDIR);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), ::closedir);
+  if (dir == nullptr) return IoError("listing", path, errno);
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* e = ::readdir(dir.get());
+    if (e == nullptr) break;
+    absl::string_view name = e->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  if (errno != 0) return IoError("listing", path, errno);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectoryIfExists(const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
+  if (!names.ok() && ErrnoOf(names.status()) == ENOENT) return std::vector<std::string>();
+  return names;
 }
 
 }  // namespace cni

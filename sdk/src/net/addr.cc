@@ -9,7 +9,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 
@@ -17,6 +19,12 @@ namespace cni::net {
 namespace {
 
 using internal::AfOf;
+
+// The link in a failure's message: by name, else by ifindex.
+std::string LinkLabel(NetlinkSocket& sock, int ifindex) {
+  std::optional<std::string> name = internal::LinkName(sock, ifindex);
+  return name ? Quoted(*name) : absl::StrCat("link #", ifindex);
+}
 
 // RTM_NEWADDR / RTM_DELADDR for `prefix` on `ifindex`, written here as
 // libnl's address builder writes it (IFA_LOCAL and IFA_ADDRESS both the
@@ -46,19 +54,25 @@ absl::StatusOr<NlMsgPtr> AddressRequest(int type, int msg_flags, int ifindex, co
 
 absl::Status AddAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& prefix,
                         const AddressOptions& opts) {
-  std::string what = absl::StrCat("adding address ", prefix.ToString(), " to link #", ifindex);
+  auto describe = [&](absl::string_view link) { return absl::StrCat("adding address ", prefix.ToString(), " to ", link); };
+  const std::string what = describe(absl::StrCat("link #", ifindex));
   std::optional<IpAddress> broadcast;
   if (opts.auto_broadcast && prefix.is_v4() && prefix.len() < 31) broadcast = prefix.LastAddress();
   // NLM_F_EXCL: an address that is already there is reported, not silently kept.
   ASSIGN_OR_RETURN(NlMsgPtr msg, AddressRequest(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, prefix, opts.flags,
                                                 broadcast, what));
-  return sock.Transact(msg.get(), what);
+  return internal::NameLinks(sock.Transact(msg.get(), what), what,
+                             [&] { return describe(LinkLabel(sock, ifindex)); });
 }
 
 absl::Status DeleteAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& prefix) {
-  std::string what = absl::StrCat("deleting address ", prefix.ToString(), " from link #", ifindex);
+  auto describe = [&](absl::string_view link) {
+    return absl::StrCat("deleting address ", prefix.ToString(), " from ", link);
+  };
+  const std::string what = describe(absl::StrCat("link #", ifindex));
   ASSIGN_OR_RETURN(NlMsgPtr msg, AddressRequest(RTM_DELADDR, 0, ifindex, prefix, 0, std::nullopt, what));
-  return sock.Transact(msg.get(), what);
+  return internal::NameLinks(sock.Transact(msg.get(), what), what,
+                             [&] { return describe(LinkLabel(sock, ifindex)); });
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/status_macros.h"
 #include "cni/net/sysctl.h"
+#include "link_names.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 
@@ -24,7 +25,7 @@ namespace cni::net {
 using internal::NoMemory;
 
 absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint32_t value) {
-  const std::string what = absl::StrCat("setting IPv4 setting #", setting, " of interface #", ifindex);
+  const std::string what = absl::StrCat("setting IPv4 setting #", setting, " of link #", ifindex);
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_SETLINK, 0, ifindex, what, AF_UNSPEC));
   // IFLA_AF_SPEC { AF_INET { IFLA_INET_CONF { <setting>: u32 } } }
   nlattr* spec = nla_nest_start(msg.get(), IFLA_AF_SPEC);
@@ -34,7 +35,7 @@ absl::Status SetIpv4DevConf(NetlinkSocket& sock, int ifindex, int setting, uint3
   nla_nest_end(msg.get(), conf);
   nla_nest_end(msg.get(), inet);
   nla_nest_end(msg.get(), spec);
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), what);
 }
 
 namespace {

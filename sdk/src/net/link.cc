@@ -19,6 +19,7 @@
 #include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
 #include "link_on_master.h"
+#include "link_names.h"
 #include "nl_request.h"
 
 namespace cni::net {
@@ -103,7 +104,7 @@ absl::Status Change(NetlinkSocket& sock, const LinkInfo& target, absl::string_vi
   if (put) {
     if (int rc = put(msg.get()); rc < 0) return NlError(rc, what);
   }
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), std::string(what));
 }
 
 // The same for one attribute.
@@ -230,7 +231,7 @@ absl::Status RenameLink(NetlinkSocket& sock, const LinkInfo& link, absl::string_
 }
 
 absl::Status SetLinkMaster(NetlinkSocket& sock, const LinkInfo& link, int master_index) {
-  return ChangeU32(sock, link, absl::StrCat("setting master #", master_index, " on ", Quoted(link.name)),
+  return ChangeU32(sock, link, absl::StrCat("setting the master of ", Quoted(link.name), " to link #", master_index),
                    IFLA_MASTER, static_cast<uint32_t>(master_index));
 }
 

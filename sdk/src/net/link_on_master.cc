@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "nl_request.h"
 
 namespace cni::net::internal {
@@ -103,7 +104,7 @@ absl::Status CreateOnMaster(NetlinkSocket& sock, absl::string_view kind, const M
                                     {.name = link.name, .master_index = link.master_index, .mtu = link.mtu,
                                      .mac = mac, .netns = link.netns},
                                     put_data, what));
-  return sock.Transact(msg.get(), what);
+  return TransactNamingLinks(sock, msg.get(), std::string(what));
 }
 
 absl::StatusOr<uint32_t> KindAttribute(NetlinkSocket& sock, int index, absl::string_view kind, int type,

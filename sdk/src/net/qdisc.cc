@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "nl_request.h"
 
 namespace cni::net {
@@ -105,7 +106,7 @@ absl::Status AddTbfQdisc(NetlinkSocket& sock, int ifindex, uint32_t handle, cons
   }
   if (rc >= 0) rc = nla_nest_end(msg.get(), opts);
   if (rc < 0) return NlError(rc, what);
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), what);
 }
 
 absl::Status AddIngressQdisc(NetlinkSocket& sock, int ifindex) {
@@ -113,7 +114,7 @@ absl::Status AddIngressQdisc(NetlinkSocket& sock, int ifindex) {
   ASSIGN_OR_RETURN(NlMsgPtr msg,
                    TcRequest(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, ifindex, kIngressHandle, kTcIngress, 0, what));
   if (int rc = nla_put_string(msg.get(), TCA_KIND, "ingress"); rc < 0) return NlError(rc, what);
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), what);
 }
 
 absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifindex, uint16_t prio) {
@@ -146,7 +147,7 @@ absl::Status AddRedirectFilter(NetlinkSocket& sock, int ifindex, int target_ifin
   if (act_options == nullptr) return NlError(rc < 0 ? rc : -NLE_NOMEM, what);
   if (rc = nla_put(m, TCA_MIRRED_PARMS, sizeof(mirred), &mirred); rc < 0) return NlError(rc, what);
   for (nlattr* nest : {act_options, first, actions, options}) nla_nest_end(m, nest);
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), what);
 }
 
 absl::StatusOr<std::vector<QdiscInfo>> ListQdiscs(NetlinkSocket& sock, int ifindex) {
@@ -193,7 +194,7 @@ absl::Status DeleteQdisc(NetlinkSocket& sock, int ifindex, uint32_t parent) {
   std::string what = absl::StrCat("deleting ", parent == kTcIngress ? "ingress" : "root",
                                   " qdisc", On(ifindex));
   ASSIGN_OR_RETURN(NlMsgPtr msg, TcRequest(RTM_DELQDISC, 0, ifindex, 0, parent, 0, what));
-  return sock.Transact(msg.get(), what);
+  return internal::TransactNamingLinks(sock, msg.get(), what);
 }
 
 }  // namespace cni::net

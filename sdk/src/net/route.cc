@@ -5,9 +5,12 @@
 #include <netlink/msg.h>
 
 #include <array>
+#include <functional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/status_macros.h"
+#include "link_names.h"
 #include "nl_convert.h"
 #include "nl_request.h"
 
@@ -86,12 +89,17 @@ absl::StatusOr<NlMsgPtr> RouteMessage(int type, int flags, const RouteSpec& r, R
   return msg;
 }
 
-std::string What(const RouteSpec& r, RouteOp op) {
+// `route` as `ip route` prints it, its devices named by `dev`.
+std::string Describe(const RouteSpec& route, const std::function<std::string(int)>& dev);
+
+std::string What(const RouteSpec& r, RouteOp op, const std::function<std::string(int)>& dev) {
   const char* verb = op == RouteOp::kAdd || op == RouteOp::kAddAlongside ? "adding"
                      : op == RouteOp::kReplace                            ? "replacing"
                                                                           : "deleting";
-  return absl::StrCat(verb, " route ", r.ToString());
+  return absl::StrCat(verb, " route ", Describe(r, dev));
 }
+
+std::string What(const RouteSpec& r, RouteOp op) { return What(r, op, nullptr); }
 
 absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
   std::string what = What(r, op);
@@ -118,7 +126,12 @@ absl::StatusOr<NlMsgPtr> BuildRequest(const RouteSpec& r, RouteOp op) {
 
 absl::Status Send(NetlinkSocket& sock, const RouteSpec& r, RouteOp op) {
   ASSIGN_OR_RETURN(NlMsgPtr msg, BuildRequest(r, op));
-  return sock.Transact(msg.get(), What(r, op));
+  const std::string what = What(r, op);
+  return internal::NameLinks(sock.Transact(msg.get(), what), what, [&] {
+    return What(r, op, [&](int ifindex) {
+      return internal::LinkName(sock, ifindex).value_or(absl::StrCat("#", ifindex));
+    });
+  });
 }
 
 // The route of one RTM_NEWROUTE message, read as `ip route` shows it: the
@@ -187,22 +200,30 @@ std::optional<RouteSpec> RouteSpecOf(nlmsghdr* h) {
 
 }  // namespace
 
-std::string RouteSpec::ToString() const {
-  std::string s = dst.Network().ToString();
-  if (gw) absl::StrAppend(&s, " via ", gw->ToString());
-  if (ifindex != 0) absl::StrAppend(&s, " dev #", ifindex);
-  for (const Nexthop& p : multipath) {
+namespace {
+
+std::string Describe(const RouteSpec& route, const std::function<std::string(int)>& dev) {
+  auto device = [&](int ifindex) { return dev ? dev(ifindex) : absl::StrCat("#", ifindex); };
+  const RouteSpec& r = route;
+  std::string s = r.dst.Network().ToString();
+  if (r.gw) absl::StrAppend(&s, " via ", r.gw->ToString());
+  if (r.ifindex != 0) absl::StrAppend(&s, " dev ", device(r.ifindex));
+  for (const Nexthop& p : r.multipath) {
     absl::StrAppend(&s, " nexthop");
     if (p.gw) absl::StrAppend(&s, " via ", p.gw->ToString());
-    if (p.ifindex != 0) absl::StrAppend(&s, " dev #", p.ifindex);
+    if (p.ifindex != 0) absl::StrAppend(&s, " dev ", device(p.ifindex));
     if (p.weight != 1) absl::StrAppend(&s, " weight ", p.weight);
   }
-  if (table != 0 && table != RT_TABLE_MAIN) absl::StrAppend(&s, " table ", table);
-  if (scope) absl::StrAppend(&s, " scope ", *scope);
-  if (priority) absl::StrAppend(&s, " metric ", *priority);
-  if (onlink) absl::StrAppend(&s, " onlink");
+  if (r.table != 0 && r.table != RT_TABLE_MAIN) absl::StrAppend(&s, " table ", r.table);
+  if (r.scope) absl::StrAppend(&s, " scope ", *r.scope);
+  if (r.priority) absl::StrAppend(&s, " metric ", *r.priority);
+  if (r.onlink) absl::StrAppend(&s, " onlink");
   return s;
 }
+
+}  // namespace
+
+std::string RouteSpec::ToString() const { return Describe(*this, nullptr); }
 
 bool HasPath(const RouteSpec& route, const std::optional<IpAddress>& gw, int ifindex) {
   auto matches = [&](const std::optional<IpAddress>& path_gw, int path_ifindex) {

@@ -35,8 +35,8 @@ absl::StatusOr<size_t> FindPrevInterface(const Result& prev, absl::string_view i
     if (itf.name == ifname && itf.sandbox == netns) index = i;
   }
   if (index) return *index;
-  return absl::FailedPreconditionError(absl::StrCat("prevResult has no interface ", Quoted(ifname),
-                                                    " with sandbox ", Quoted(netns)));
+  return Error(ErrorCode::kInvalidNetworkConfig,
+               absl::StrCat("prevResult has no interface ", Quoted(ifname), " with sandbox ", Quoted(netns)));
 }
 
 absl::Status CheckInterfaceAddresses(NetlinkSocket& sock, const LinkInfo& link, const Result& prev,
@@ -55,21 +55,35 @@ absl::Status CheckInterfaceAddresses(NetlinkSocket& sock, const LinkInfo& link, 
   return absl::OkStatus();
 }
 
-absl::Status CheckRoutes(NetlinkSocket& sock, const Result& prev) {
-  ASSIGN_OR_RETURN(std::vector<RouteSpec> table, ListRoutes(sock));
-  for (const Route& r : prev.routes) {
+namespace {
+
+// Every one of `routes` is in the namespace, through `link` when given.
+absl::Status RequireRoutes(NetlinkSocket& sock, const LinkInfo* link, const std::vector<Route>& routes) {
+  RouteFilter filter;
+  if (link != nullptr) filter.ifindex = link->index;
+  ASSIGN_OR_RETURN(std::vector<RouteSpec> table, ListRoutes(sock, filter));
+  const int ifindex = link != nullptr ? link->index : 0;
+  for (const Route& r : routes) {
     bool found = false;
     for (const RouteSpec& have : table) {
-      found = found || (have.dst.Network() == r.dst.Network() && HasPath(have, r.gw));
+      found = found || (have.dst.Network() == r.dst.Network() && HasPath(have, r.gw, ifindex));
     }
     if (!found) {
       std::string text = r.dst.Network().ToString();
       if (r.gw) absl::StrAppend(&text, " via ", r.gw->ToString());
-      return absl::FailedPreconditionError(
-          absl::StrCat("route ", text, " is missing in the container"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "route ", text, " is missing ", link != nullptr ? absl::StrCat("on ", Quoted(link->name)) : "in the container"));
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckRoutes(NetlinkSocket& sock, const Result& prev) { return RequireRoutes(sock, nullptr, prev.routes); }
+
+absl::Status CheckRoutesOn(NetlinkSocket& sock, const LinkInfo& link, const std::vector<Route>& routes) {
+  return RequireRoutes(sock, &link, routes);
 }
 
 absl::StatusOr<LinkInfo> CheckPrevLink(NetlinkSocket& sock, const Interface& want,

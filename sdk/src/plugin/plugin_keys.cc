@@ -1,5 +1,8 @@
 #include "cni/plugin/plugin_keys.h"
 
+#include <cstdint>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
 #include "cni/base/status_macros.h"
@@ -51,6 +54,47 @@ absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl
     return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
   }
   return *backend;
+}
+
+namespace {
+
+// One entry of a route list; `where` names it ("routes[1]").
+absl::StatusOr<Route> ParseRouteEntry(const Json& entry, const std::string& where, absl::string_view plugin) {
+  if (!entry.is_object()) {
+    return Error(ErrorCode::kDecodingFailure, absl::StrCat("cannot decode ", where, ": expected an object"));
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> dst, GetString(entry, "dst"), where);
+  if (!dst) return InvalidConfig(plugin, absl::StrCat(where, " has no \"dst\""));
+  Route route;
+  ASSIGN_OR_RETURN(net::IpPrefix prefix, net::IpPrefix::Parse(*dst), plugin, ": ", where, ".dst");
+  route.dst = prefix.Network();
+  ASSIGN_OR_RETURN(std::optional<std::string> gw, GetString(entry, "gw"), where);
+  if (gw && !gw->empty()) {
+    ASSIGN_OR_RETURN(route.gw, net::IpAddress::Parse(*gw), plugin, ": ", where, ".gw");
+    if (route.gw->family() != route.dst.family()) {
+      return InvalidConfig(plugin, absl::StrCat(where, ": gateway ", route.gw->ToString(),
+                                                " is not of the family of ", route.dst.ToString()));
+    }
+  }
+  for (auto [name, field] : {std::pair{"mtu", &route.mtu}, {"advmss", &route.advmss},
+                             {"priority", &route.priority}, {"table", &route.table}, {"scope", &route.scope}}) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(entry, name), where);
+    if (v) *field = static_cast<int>(*v);
+  }
+  return route;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Route>> ParseRoutesKey(const config::Field& key, absl::string_view plugin) {
+  std::vector<Route> routes;
+  ASSIGN_OR_RETURN(std::optional<Json> list, key.AsArray());
+  if (!list) return routes;
+  for (size_t i = 0; i < list->size(); ++i) {
+    ASSIGN_OR_RETURN(Route r, ParseRouteEntry((*list)[i], absl::StrCat(key.name(), "[", i, "]"), plugin));
+    routes.push_back(std::move(r));
+  }
+  return routes;
 }
 
 absl::StatusOr<std::optional<net::MacAddress>> ResolveMacKeys(const CmdArgs& args,

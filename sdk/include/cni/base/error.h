@@ -37,6 +37,10 @@ enum class ErrorCode : int {
 // An OK status stays OK.
 absl::Status WithCode(absl::Status status, ErrorCode code);
 
+// A configuration the plugin refuses: code 7, "<plugin>: <msg>", worded as
+// the config key tables word theirs (cni/plugin/config_schema.h).
+absl::Status InvalidConfig(absl::string_view plugin, absl::string_view msg);
+
 // Returns `status` with a CNI "details" string attached.
 absl::Status WithDetails(absl::Status status, absl::string_view details);
 
@@ -62,6 +66,15 @@ std::string DetailsOf(const absl::Status& status);
 // Prefixes the message of a failed status with `context` ("context: message"),
 // keeping its code and details. Use it to name the operation and the object.
 absl::Status Annotate(const absl::Status& status, absl::string_view context);
+
+// Annotate(status, plugin) unless the message already begins with
+// "<plugin>: ", so a plugin's name is on a message once, whichever layer
+// put it there.
+absl::Status NamedBy(const absl::Status& status, absl::string_view plugin);
+
+// A failed status with the same code, payloads (CNI code, details, errno)
+// and `message` in place of its own.
+absl::Status WithMessage(const absl::Status& status, absl::string_view message);
 
 // The errno of a failed system call rides on the status too, so callers test
 // the cause (EEXIST, ENOENT, EBUSY...) instead of matching message text.

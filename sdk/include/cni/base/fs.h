@@ -1,5 +1,6 @@
 // Files, the one way: an owned descriptor, bounded reads of files a
-// configuration names, one atomic writer for every state file, mkdir -p.
+// configuration names, one atomic writer for every state file, directory
+// listing, mkdir -p.
 //
 // Every failure is code 5 (I/O) and carries the errno (cni::ErrnoOf), so
 // callers test ENOENT or EEXIST, never message text.
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -105,6 +107,14 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
 // Removes `path` and a temporary file a killed writer may have left beside
 // it. Missing files are success (DEL is idempotent).
 absl::Status RemoveFileAndTemp(const std::string& path);
+
+// The names in directory `path` (not "." or ".."), sorted, of every kind
+// (files, directories, symlinks, a killed writer's "<name>~"): the caller
+// decides what it reads. A missing directory is ENOENT (code 5, like every
+// failure here); see ListDirectoryIfExists.
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
+// The same, but a missing directory lists as empty (nothing stored yet).
+absl::StatusOr<std::vector<std::string>> ListDirectoryIfExists(const std::string& path);
 
 // mkdir -p: creates each missing component with `mode` (existing ones are
 // kept as they are, as Go's os.MkdirAll does).

@@ -31,7 +31,8 @@ struct AddressOptions {
 };
 
 // Adds `prefix` to link `ifindex`. An address already present is
-// absl::AlreadyExists: `adding address 10.1.2.3/24 to link #4: File exists`.
+// absl::AlreadyExists: `adding address 10.1.2.3/24 to "eth0": File exists`
+// (the link by name, or "link #4" when it cannot be looked up).
 absl::Status AddAddress(NetlinkSocket& sock, int ifindex, const IpPrefix& prefix,
                         const AddressOptions& opts = {});
 

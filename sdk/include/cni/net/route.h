@@ -45,7 +45,8 @@ struct RouteSpec {
   // no route says so.
   bool onlink = false;
 
-  std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 254 metric 100"
+  std::string ToString() const;  // "10.0.0.0/8 via 10.1.1.1 dev #3 table 100 metric 100"; failures of the
+                                 // calls below name the devices: "dev eth0"
   // Field-wise equality (unset and explicit defaults differ).
   friend bool operator==(const RouteSpec&, const RouteSpec&) = default;
 };

@@ -4,7 +4,7 @@
 // here the table is the single place that says which keys a plugin reads, and
 // every plugin's messages come out alike:
 //
-//   wrong JSON type        code 6  cannot decode "vlan": expected integer, got string
+//   wrong JSON type        code 6  bridge: cannot decode "vlan": expected integer, got string
 //   out of range           code 7  bridge: "vlan" must be between 0 and 4094, not 5000
 //   not one of the values  code 7  ptp: "ipMasqBackend" must be one of "iptables", "nftables", not "x"
 //
@@ -80,10 +80,6 @@ struct Unwrap<std::optional<T>> {
   using type = T;
 };
 
-inline absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
-}
-
 }  // namespace internal
 
 // A JSON boolean.
@@ -125,7 +121,7 @@ Key<C> OneOf(absl::string_view name, F C::*field, std::initializer_list<absl::st
                 return absl::OkStatus();
               }
             }
-            return internal::Invalid(
+            return InvalidConfig(
                 plugin, absl::StrCat("\"", key, "\" must be one of \"", absl::StrJoin(values, "\", \""),
                                      "\", not \"", *v, "\""));
           }};
@@ -140,8 +136,8 @@ Key<C> Integer(absl::string_view name, F C::*field, Range range) {
             CNI_ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(obj, key));
             if (!v) return absl::OkStatus();
             if (*v < range.min || *v > range.max) {
-              return internal::Invalid(plugin, absl::StrCat("\"", key, "\" must be between ", range.min,
-                                                            " and ", range.max, ", not ", *v));
+              return InvalidConfig(plugin, absl::StrCat("\"", key, "\" must be between ", range.min,
+                                                        " and ", range.max, ", not ", *v));
             }
             using T = typename internal::Unwrap<F>::type;
             out.*field = static_cast<T>(*v);
@@ -161,16 +157,15 @@ Key<C> StringList(absl::string_view name, F C::*field) {
 }
 
 // Any JSON value present under `name`, handed to `parse` (which reports its
-// own errors; the plugin's name is prepended to them). Absent or null keeps
-// the default.
+// own errors; ParseKeys puts the plugin's name in front). Absent or null
+// keeps the default.
 template <typename C, typename F, typename Parser>
 Key<C> Custom(absl::string_view name, F C::*field, Parser parse) {
   std::string key(name);
-  return {key, [key, field, parse](const Json& obj, absl::string_view plugin,
-                                   C& out) -> absl::Status {
+  return {key, [key, field, parse](const Json& obj, absl::string_view, C& out) -> absl::Status {
             const Json* v = FindKey(obj, key);
             if (v == nullptr || v->is_null()) return absl::OkStatus();
-            CNI_ASSIGN_OR_RETURN(out.*field, parse(*v), plugin);
+            CNI_ASSIGN_OR_RETURN(out.*field, parse(*v));
             return absl::OkStatus();
           }};
 }
@@ -241,10 +236,13 @@ Schema<C> Only(const Schema<C>& schema, const Names& names) {
 }
 
 // Walks `schema` over `obj` in table order, stopping at the first error.
-// `obj` that is not an object reads as all keys absent.
+// `obj` that is not an object reads as all keys absent. Every error, code 6
+// or 7, names the plugin once: "<plugin>: cannot decode ..." (NamedBy).
 template <typename C>
 absl::Status ParseKeys(const Json& obj, const Schema<C>& schema, absl::string_view plugin, C& out) {
-  for (const Key<C>& key : schema) CNI_RETURN_IF_ERROR(key.read(obj, plugin, out));
+  for (const Key<C>& key : schema) {
+    if (absl::Status st = key.read(obj, plugin, out); !st.ok()) return NamedBy(st, plugin);
+  }
   return absl::OkStatus();
 }
 

@@ -28,7 +28,7 @@ struct ConfigureOptions {
 //  3. add every route in result.routes through the link. A route without a
 //     gateway uses the first gateway of its family among those ips entries
 //     (none: a device route). mtu/advmss/priority/table/scope are honoured.
-// Errors name the step: `adding route 10.2.0.0/16 via 10.1.0.1 dev #5: ...`,
+// Errors name the step: `adding route 10.2.0.0/16 via 10.1.0.1 dev eth0: ...`,
 // annotated with `configuring "eth0"`. Nothing is undone on failure: the
 // caller's rollback removes the link (or its addresses).
 absl::Status ConfigureInterface(NetlinkSocket& sock, absl::string_view ifname, const Result& result,

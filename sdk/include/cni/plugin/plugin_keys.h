@@ -41,6 +41,15 @@ absl::StatusOr<int> ParseSublinkMtuKey(const config::Field& key, absl::string_vi
 // else "iptables" or "nftables"; anything else is code 7.
 absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl::string_view plugin);
 
+// A list of routes, each {"dst": CIDR, "gw": IP} as in a result or an ipam
+// object (also "mtu", "advmss", "priority", "table", "scope", kept for the
+// result): [] when absent or null. "dst" is required and kept in network
+// form (host bits cleared); "gw" is optional ("" is none) and must be of
+// dst's family. A wrong JSON type is code 6; a missing "dst", a bad prefix
+// or address, or a gateway of the other family is code 7, each naming the
+// entry (`routes[1].gw`).
+absl::StatusOr<std::vector<Route>> ParseRoutesKey(const config::Field& key, absl::string_view plugin);
+
 // The MAC of a link plugin (macvlan, tap) from its three sources, later wins:
 // the key "mac", CNI_ARGS MAC, runtimeConfig.mac (upstream's order); empty
 // strings do not count. Only the winner is parsed: bad MAC, code 7. None: nullopt.
