@@ -1,4 +1,4 @@
-#include "support/netns_fixture.h"
+#include "cni/testing/netns.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,11 +27,13 @@
 
 #include "cni/net/netns.h"
 
-namespace cni::test {
+namespace cni::testing {
 namespace {
 
 constexpr const char* kNetnsDir = "/run/netns";
-constexpr const char* kStateDir = "/run/cni";
+// Where plugins keep state: in the private /run, and under /var/lib/cni.
+constexpr const char* kStateDirs[] = {"/run/cni", "/var/lib/cni"};
+constexpr const char* kVarLibCni = "/var/lib/cni";
 
 [[noreturn]] void Fail(const std::string& what) {
   throw std::runtime_error("netns fixture: " + what + ": " + std::strerror(errno));
@@ -70,21 +72,43 @@ std::vector<std::string> LinkNamesHere() {
   return names;
 }
 
-std::string FindInPath(const std::string& prog) {
-  if (prog.find('/') != std::string::npos) return prog;
-  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
-    std::string p = std::string(dir) + "/" + prog;
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return prog;
-}
-
 uint16_t Checksum(const uint8_t* data, size_t len) {
   uint32_t sum = 0;
   for (size_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(data[i] << 8 | data[i + 1]);
   if (len % 2) sum += static_cast<uint32_t>(data[len - 1] << 8);
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
   return htons(static_cast<uint16_t>(~sum));
+}
+
+// /var/lib/cni (host-local's leases, a runtime's result cache) private to
+// this mount namespace and empty. Where the machine has that directory, a
+// tmpfs goes over it. Where it has none, creating it would leave a trace on
+// the machine, so /var/lib becomes an overlay whose writes land in the private
+// /run: the rest of /var/lib stays readable, and nothing is written to it.
+void PrivateVarLibCni() {
+  struct stat st;
+  if (stat(kVarLibCni, &st) == 0) {
+    if (mount("tmpfs", kVarLibCni, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
+      Fail("mounting a private tmpfs on /var/lib/cni");
+    }
+    return;
+  }
+  const std::string upper = "/run/.cni-testing-var-lib", work = "/run/.cni-testing-var-lib-work";
+  if (mkdir(upper.c_str(), 0755) != 0 || mkdir(work.c_str(), 0755) != 0) Fail("creating " + upper);
+  const std::string options = "lowerdir=/var/lib,upperdir=" + upper + ",workdir=" + work;
+  if (mount("overlay", "/var/lib", "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    Fail("mounting an overlay on /var/lib (" + options + ")");
+  }
+  if (mkdir(kVarLibCni, 0755) != 0) Fail("creating /var/lib/cni in the overlay");
+}
+
+// host-local's per-network files, which outlive every attachment by design
+// (upstream's too): its lock, the last address handed out per range, and
+// cni-cpp's index of the store. An address's reservation is not among them.
+bool IpamBookkeeping(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  return name == "lock" || name.rfind("last_reserved_ip.", 0) == 0 ||
+         file.parent_path().filename() == ".cni-cpp-index";
 }
 
 }  // namespace
@@ -114,6 +138,7 @@ NetnsFixture::NetnsFixture() {
     Fail("mounting a private tmpfs on /run");
   }
   if (mkdir(kNetnsDir, 0755) != 0) Fail("creating /run/netns");
+  PrivateVarLibCni();
   LoopbackUp();
   host_netns_ = "/proc/" + std::to_string(getpid()) + "/task/" +
                 std::to_string(syscall(SYS_gettid)) + "/ns/net";
@@ -170,11 +195,11 @@ RunResult NetnsFixture::Exec(const std::string& netns_path, const std::vector<st
   std::vector<std::string> full;
   if (!netns_path.empty()) {
     // nsenter enters only the network namespace, then execs argv via PATH.
-    full = {FindInPath("nsenter"), "--net=" + netns_path, "--"};
+    full = {FindProgram("nsenter"), "--net=" + netns_path, "--"};
     full.insert(full.end(), argv.begin(), argv.end());
   } else {
     full = argv;
-    if (!full.empty()) full[0] = FindInPath(full[0]);
+    if (!full.empty()) full[0] = FindProgram(full[0]);
   }
   return RunProcess(full, {kTestPath}, "", timeout_ms);
 }
@@ -199,10 +224,14 @@ std::vector<std::string> NetnsFixture::Leftovers() const {
   }
   for (const std::string& path : created_) left.push_back("netns " + path);
   // State files (e.g. portmap's records) that DEL should have removed.
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(kStateDir, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory()) left.push_back("state file " + it->path().string());
+  for (const char* dir : kStateDirs) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_directory() && !IpamBookkeeping(it->path())) {
+        left.push_back("state file " + it->path().string());
+      }
+    }
   }
   return left;
 }
@@ -288,9 +317,4 @@ bool Ping(const std::string& netns_path, const net::IpAddress& dst, int timeout_
   return replied;
 }
 
-bool FullKernelExpected() {
-  const char* v = getenv("CNI_TEST_FULL_KERNEL");
-  return v != nullptr && std::strcmp(v, "1") == 0;
-}
-
-}  // namespace cni::test
+}  // namespace cni::testing
