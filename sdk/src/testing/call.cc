@@ -110,9 +110,9 @@ Json WithRuntimeConfig(Json conf, const Json& runtime_config) {
   return conf;
 }
 
-Json WithValidAttachments(Json conf, const std::vector<Attachment>& valid) {
+Json WithValidAttachments(Json conf, const std::vector<cni::Attachment>& valid) {
   Json list = Json::array();
-  for (const Attachment& a : valid) list.push_back({{"containerID", a.container_id}, {"ifname", a.ifname}});
+  for (const cni::Attachment& a : valid) list.push_back({{"containerID", a.container_id}, {"ifname", a.ifname}});
   conf["cni.dev/valid-attachments"] = list;
   return conf;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "cni/base/attachment.h"
 #include "cni/base/json.h"
 #include "cni/protocol/skel.h"
 #include "cni/testing/process.h"
@@ -63,15 +64,16 @@ class Plugin {
 
   // `defaults` with CNI_COMMAND=<verb> and `conf` on stdin.
   RunResult Add(const Json& conf) const { return Command("ADD", conf); }
-  RunResult Check(const Json& conf) const { return Command("CHECK", conf); }
-  RunResult Del(const Json& conf) const { return Command("DEL", conf); }
-  RunResult Status(const Json& conf) const { return Command("STATUS", conf); }
-  RunResult Version(const Json& conf) const { return Command("VERSION", conf); }
+  RunResult Check(const Json& conf) const { return Command("CHECK", conf); }  // conf with prevResult
+  RunResult Del(const Json& conf) const { return Command("DEL", conf); }      // as Add
+  RunResult Status(const Json& conf) const { return Command("STATUS", conf); }  // 1.1.0
+  RunResult Version(const Json& conf) const { return Command("VERSION", conf); }  // supportedVersions
   // GC: a runtime sets only CNI_COMMAND and CNI_PATH (the spec); use
   // WithValidAttachments for the configuration.
   RunResult Gc(const Json& conf) const;
   // No CNI_COMMAND: the plugin prints its about line on stderr.
   RunResult About() const;
+  // `defaults` with CNI_COMMAND=`command` (any, also an invalid one).
   RunResult Command(const std::string& command, const Json& conf) const;
 
   // The binary's path ("" in process).
@@ -92,13 +94,9 @@ std::string WithPrevResult(const std::string& conf, const std::string& add_out);
 // `conf` with "runtimeConfig" set to `runtime_config`: what a runtime adds for
 // the capabilities the configuration enables, e.g. {"portMappings": [...]}.
 Json WithRuntimeConfig(Json conf, const Json& runtime_config);
-// One attachment a runtime still uses.
-struct Attachment {
-  std::string container_id;
-  std::string ifname;
-};
-// `conf` (cniVersion 1.1.0 or later) as GC's input: "cni.dev/valid-attachments".
-Json WithValidAttachments(Json conf, const std::vector<Attachment>& valid);
+// `conf` (cniVersion 1.1.0 or later) as GC's input: "cni.dev/valid-attachments",
+// the attachments a runtime still uses.
+Json WithValidAttachments(Json conf, const std::vector<cni::Attachment>& valid);
 
 // --- Reading an answer ------------------------------------------------------
 

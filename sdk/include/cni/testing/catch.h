@@ -27,16 +27,18 @@ namespace cni::testing {
 
 // --- Calls ------------------------------------------------------------------
 
-// Exit status 0.
+namespace detail {
 class SucceededMatcher : public Catch::MatcherBase<RunResult> {
  public:
   bool match(const RunResult& r) const override { return r.exit_code == 0; }
   std::string describe() const override { return "succeeded (exit status 0)"; }
 };
-inline SucceededMatcher Succeeded() { return {}; }
+}  // namespace detail
 
-// A CNI error as the spec prescribes it: a non-zero exit status and an error
-// document on stdout with `code` and a "msg" containing `msg_contains`.
+// Exit status 0.
+inline detail::SucceededMatcher Succeeded() { return {}; }
+
+namespace detail {
 class CniErrorMatcher : public Catch::MatcherBase<RunResult> {
  public:
   CniErrorMatcher(int code, std::string msg_contains) : code_(code), msg_(std::move(msg_contains)) {}
@@ -54,8 +56,12 @@ class CniErrorMatcher : public Catch::MatcherBase<RunResult> {
   int code_;
   std::string msg_;
 };
-inline CniErrorMatcher IsCniError(int code, std::string msg_contains = "") {
-  return CniErrorMatcher(code, std::move(msg_contains));
+}  // namespace detail
+
+// A CNI error as the spec prescribes it: a non-zero exit status and an error
+// document on stdout with `code` and a "msg" containing `msg_contains`.
+inline detail::CniErrorMatcher IsCniError(int code, std::string msg_contains = "") {
+  return detail::CniErrorMatcher(code, std::move(msg_contains));
 }
 
 // REQUIREs exit status 0, reporting `what` (when given) and the call if not.
@@ -85,7 +91,7 @@ inline Result MustResult(const absl::StatusOr<Json>& j) {
 
 // --- Results ----------------------------------------------------------------
 
-// An interface named `name` (in sandbox `sandbox`, when given).
+namespace detail {
 class HasInterfaceMatcher : public Catch::MatcherBase<Result> {
  public:
   HasInterfaceMatcher(std::string name, std::string sandbox) : name_(std::move(name)), sandbox_(std::move(sandbox)) {}
@@ -102,11 +108,14 @@ class HasInterfaceMatcher : public Catch::MatcherBase<Result> {
  private:
   std::string name_, sandbox_;
 };
-inline HasInterfaceMatcher HasInterface(std::string name, std::string sandbox = "") {
-  return HasInterfaceMatcher(std::move(name), std::move(sandbox));
+}  // namespace detail
+
+// An interface named `name` (in sandbox `sandbox`, when given).
+inline detail::HasInterfaceMatcher HasInterface(std::string name, std::string sandbox = "") {
+  return detail::HasInterfaceMatcher(std::move(name), std::move(sandbox));
 }
 
-// An IP "addr/len" (with gateway `gateway`, and on interface `ifname`, when given).
+namespace detail {
 class HasIpMatcher : public Catch::MatcherBase<Result> {
  public:
   HasIpMatcher(std::string address, std::string gateway, std::string ifname)
@@ -131,11 +140,14 @@ class HasIpMatcher : public Catch::MatcherBase<Result> {
  private:
   std::string address_, gateway_, ifname_;
 };
-inline HasIpMatcher HasIp(std::string address, std::string gateway = "", std::string ifname = "") {
-  return HasIpMatcher(std::move(address), std::move(gateway), std::move(ifname));
+}  // namespace detail
+
+// An IP "addr/len" (with gateway `gateway`, and on interface `ifname`, when given).
+inline detail::HasIpMatcher HasIp(std::string address, std::string gateway = "", std::string ifname = "") {
+  return detail::HasIpMatcher(std::move(address), std::move(gateway), std::move(ifname));
 }
 
-// A route to `dst` (via `gw` when given; "-" requires no gateway).
+namespace detail {
 class HasRouteMatcher : public Catch::MatcherBase<Result> {
  public:
   HasRouteMatcher(std::string dst, std::string gw) : dst_(std::move(dst)), gw_(std::move(gw)) {}
@@ -156,11 +168,14 @@ class HasRouteMatcher : public Catch::MatcherBase<Result> {
  private:
   std::string dst_, gw_;
 };
-inline HasRouteMatcher HasRoute(std::string dst, std::string gw = "") {
-  return HasRouteMatcher(std::move(dst), std::move(gw));
+}  // namespace detail
+
+// A route to `dst` (via `gw` when given; "-" requires no gateway).
+inline detail::HasRouteMatcher HasRoute(std::string dst, std::string gw = "") {
+  return detail::HasRouteMatcher(std::move(dst), std::move(gw));
 }
 
-// The result printed at every version equals the golden files (golden.h).
+namespace detail {
 class GoldenMatcher : public Catch::MatcherBase<Result> {
  public:
   GoldenMatcher(std::filesystem::path dir, std::string name, GoldenOptions options)
@@ -181,20 +196,27 @@ class GoldenMatcher : public Catch::MatcherBase<Result> {
   GoldenOptions options_;
   mutable std::vector<std::string> problems_;  // of the last match, for describe()
 };
-inline GoldenMatcher MatchesGolden(std::filesystem::path dir, std::string name, GoldenOptions options = {}) {
-  return GoldenMatcher(std::move(dir), std::move(name), std::move(options));
+}  // namespace detail
+
+// The result printed at every version equals the golden files (golden.h).
+inline detail::GoldenMatcher MatchesGolden(std::filesystem::path dir, std::string name, GoldenOptions options = {}) {
+  return detail::GoldenMatcher(std::move(dir), std::move(name), std::move(options));
 }
 
 }  // namespace cni::testing
 
 // How Catch prints a call and a result in a failed assertion.
 namespace Catch {
+// A call as cni::testing::Describe prints it: exit status, stdout, stderr.
 template <>
 struct StringMaker<cni::testing::RunResult> {
+  // Describe(r).
   static std::string convert(const cni::testing::RunResult& r) { return cni::testing::Describe(r); }
 };
+// A result as its 1.1.0 JSON.
 template <>
 struct StringMaker<cni::Result> {
+  // The JSON text, or why the result cannot be printed.
   static std::string convert(const cni::Result& r) {
     absl::StatusOr<cni::Json> j = cni::ResultToJson(r, cni::kCurrentVersion);
     return j.ok() ? j->dump() : j.status().ToString();

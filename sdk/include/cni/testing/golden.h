@@ -18,6 +18,7 @@
 
 namespace cni::testing {
 
+// Which versions CompareGolden prints at, and whether it writes the files.
 struct GoldenOptions {
   // The versions to print at; empty: every version the SDK speaks
   // (AllVersions(); pass VersionsFrom("0.3.0") or the plugin's list to narrow).
@@ -25,6 +26,7 @@ struct GoldenOptions {
   // Write the files instead of comparing. Default: CNI_UPDATE_GOLDEN=1.
   bool update = UpdateGoldenRequested();
 
+  // True when the environment has CNI_UPDATE_GOLDEN=1.
   static bool UpdateGoldenRequested();
 };
 

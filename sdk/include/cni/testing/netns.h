@@ -31,6 +31,7 @@
 
 namespace cni::testing {
 
+// The private host namespace of one test case (see above); root only.
 class NetnsFixture {
  public:
   // Throws std::runtime_error (failing the test before it touches the kernel)

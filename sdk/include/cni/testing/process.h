@@ -38,8 +38,8 @@ class TempDir {
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
+  const std::filesystem::path& path() const { return path_; }  // absolute
+  std::string str() const { return path_.string(); }             // path() as text
 
  private:
   std::filesystem::path path_;
