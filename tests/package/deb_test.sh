@@ -18,6 +18,9 @@
 #    libcnitesting.a, the CMake package and the .pc files, and depends on the
 #    -dev packages its users compile against.
 # 5. The release tarball has the plugins at its top level and valid checksums.
+# 6. The SDK tarball holds what cni-cpp-sdk-dev holds (test kit included), as
+#    a prefix tree that works where it is unpacked (pkg-config), with valid
+#    checksums.
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2") version=$3 plugindir=$4 libdir=$5 includedir=$6 nft_soname=$7
 here=$(dirname "$(realpath "$0")")
@@ -239,5 +242,18 @@ for p in $plugins $helpers; do
   [[ -x $scratch/t/$p ]] || fail "tarball: $p is not executable"
 done
 echo "  $(basename "$tgz"): $(tar -tzf "$tgz" | xargs)"
+
+step "SDK tarball"
+sdk_tgz=$scratch/pkgs/cni-cpp-sdk-linux-$arch-v$version.tgz
+cmake -DBUILD_DIR="$build" -DOUT="$sdk_tgz" -DCOMPONENT=sdk -P "$src/packaging/ReleaseTarball.cmake" >/dev/null
+tar -tzf "$sdk_tgz" | sort >"$scratch/sdk-tgz-files"
+sed 's|^/usr/|./|' "$scratch/sdk-files" | sort >"$scratch/want-sdk-tgz"
+diff -u "$scratch/want-sdk-tgz" "$scratch/sdk-tgz-files" || fail "SDK tarball contents (- as in the .deb, + packed)"
+(cd "$scratch/pkgs" && sha256sum -c --quiet "$(basename "$sdk_tgz").sha256" && sha512sum -c --quiet "$(basename "$sdk_tgz").sha512") ||
+  fail "SDK tarball checksums"
+mkdir "$scratch/sdk-unpacked" && tar -xzf "$sdk_tgz" -C "$scratch/sdk-unpacked"
+kit_libs=$(PKG_CONFIG_PATH=$scratch/sdk-unpacked/lib/pkgconfig pkg-config --libs-only-L cni-testing)
+[[ $kit_libs == *"$scratch/sdk-unpacked/"* ]] || fail "SDK tarball: pkg-config cni-testing points at \"$kit_libs\""
+echo "  $(basename "$sdk_tgz"): $(wc -l <"$scratch/sdk-tgz-files") files, libcnitesting.a and cni-testing.pc among them"
 
 echo "deb_test: PASS"
