@@ -85,6 +85,8 @@ uint16_t Checksum(const uint8_t* data, size_t len) {
 // tmpfs goes over it. Where it has none, creating it would leave a trace on
 // the machine, so /var/lib becomes an overlay whose writes land in the private
 // /run: the rest of /var/lib stays readable, and nothing is written to it.
+// Without overlayfs (or without /var/lib, as in a minimal VM guest) a tmpfs
+// goes over /var/lib, or /var, instead: private too, but it hides the rest.
 void PrivateVarLibCni() {
   struct stat st;
   if (stat(kVarLibCni, &st) == 0) {
@@ -94,12 +96,22 @@ void PrivateVarLibCni() {
     return;
   }
   const std::string upper = "/run/.cni-testing-var-lib", work = "/run/.cni-testing-var-lib-work";
-  if (mkdir(upper.c_str(), 0755) != 0 || mkdir(work.c_str(), 0755) != 0) Fail("creating " + upper);
   const std::string options = "lowerdir=/var/lib,upperdir=" + upper + ",workdir=" + work;
-  if (mount("overlay", "/var/lib", "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
-    Fail("mounting an overlay on /var/lib (" + options + ")");
+  bool private_var_lib = stat("/var/lib", &st) == 0 && mkdir(upper.c_str(), 0755) == 0 &&
+                         mkdir(work.c_str(), 0755) == 0 &&
+                         mount("overlay", "/var/lib", "overlay", MS_NOSUID | MS_NODEV, options.c_str()) == 0;
+  for (const char* dir : {"/var/lib", "/var"}) {
+    if (private_var_lib) break;
+    private_var_lib = stat(dir, &st) == 0 &&
+                      mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") == 0;
   }
-  if (mkdir(kVarLibCni, 0755) != 0) Fail("creating /var/lib/cni in the overlay");
+  if (!private_var_lib) Fail("making /var/lib private (overlay, or a tmpfs on /var/lib or /var)");
+  std::error_code ec;
+  std::filesystem::create_directories(kVarLibCni, ec);
+  if (ec) {
+    errno = ec.value();
+    Fail("creating /var/lib/cni in the private /var/lib");
+  }
 }
 
 // host-local's per-network files, which outlive every attachment by design
