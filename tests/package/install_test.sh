@@ -166,7 +166,7 @@ if [[ $(id -u) -ne 0 ]]; then
 else
   CNI_PLUGIN_DIR=$scratch/example "$scratch/readme_kit_test" >"$scratch/readme_kit_test.log" 2>&1 ||
     { cat "$scratch/readme_kit_test.log"; fail "sdk/README.md's cni::testing example"; }
-  echo "  $(tail -1 "$scratch/readme_kit_test.log")"
+  echo "  $(grep -E "^(All tests passed|test cases:)" "$scratch/readme_kit_test.log" | tail -1)"
 fi
 
 libs=$(ldd "$scratch/route-example-pc")
