@@ -2,10 +2,7 @@
 
 #include <stdlib.h>
 
-#include <cstring>
-
 #include "cni/testing/call.h"
-#include "support/netns_fixture.h"
 
 namespace cni::test {
 
@@ -26,11 +23,6 @@ RunResult RunPlugin(absl::string_view name, const PluginCall& call, absl::string
   inv.config = call.config;
   inv.env = call.extra_env;
   return cni::testing::Plugin::Binary(base + "/" + std::string(name)).Run(inv);
-}
-
-bool FullKernelExpected() {
-  const char* v = getenv("CNI_TEST_FULL_KERNEL");
-  return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
 }  // namespace cni::test
