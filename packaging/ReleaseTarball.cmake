@@ -5,7 +5,20 @@
 # rebuilt) into a staging directory and packs the plugins flat, as upstream's
 # release tarball does (entries "./bridge", "./ptp", ...), reproducibly (sorted,
 # owner 0, fixed mtime). Writes <OUT>.sha256 and <OUT>.sha512 beside it.
-foreach(var BUILD_DIR OUT PLUGIN_DIR)
+#
+# With -DCOMPONENT=sdk (and no PLUGIN_DIR): the SDK tarball instead, the "sdk"
+# component (headers, libcnisdk.a, the test kit libcnitesting.a, the CMake
+# package, the pkg-config files, the docs) as a relocatable prefix tree
+# (entries "./include/...", "./lib/...", "./share/..."): unpack it anywhere
+# and point CMAKE_PREFIX_PATH or PKG_CONFIG_PATH at it.
+if(NOT DEFINED COMPONENT)
+  set(COMPONENT plugins)
+endif()
+set(required BUILD_DIR OUT)
+if(COMPONENT STREQUAL "plugins")
+  list(APPEND required PLUGIN_DIR)
+endif()
+foreach(var IN LISTS required)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "ReleaseTarball.cmake: -D${var}=... is required")
   endif()
@@ -16,22 +29,34 @@ set(stage "${out_dir}/.tarball-stage")
 file(REMOVE_RECURSE "${stage}")
 file(MAKE_DIRECTORY "${stage}" "${out_dir}")
 
-execute_process(
-  COMMAND ${CMAKE_COMMAND} -E env DESTDIR=${stage}
-          ${CMAKE_COMMAND} --install ${BUILD_DIR} --component plugins --prefix /usr --strip
-  OUTPUT_QUIET RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "installing the plugins component of ${BUILD_DIR} failed")
-endif()
-if(IS_ABSOLUTE "${PLUGIN_DIR}")
-  set(bin "${stage}${PLUGIN_DIR}")
+if(COMPONENT STREQUAL "sdk")
+  # The installed CMake and pkg-config files find their prefix from their
+  # own location, so the staged tree is the package as it is. (DESTDIR, so
+  # that an absolute destination would land in the stage too.)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env DESTDIR=${stage}
+            ${CMAKE_COMMAND} --install ${BUILD_DIR} --component sdk --prefix / --strip
+    OUTPUT_QUIET RESULT_VARIABLE rc)
+  set(bin "${stage}")
+  file(GLOB_RECURSE plugins RELATIVE "${bin}" "${bin}/*")
 else()
-  set(bin "${stage}/usr/${PLUGIN_DIR}")
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env DESTDIR=${stage}
+            ${CMAKE_COMMAND} --install ${BUILD_DIR} --component plugins --prefix /usr --strip
+    OUTPUT_QUIET RESULT_VARIABLE rc)
+  if(IS_ABSOLUTE "${PLUGIN_DIR}")
+    set(bin "${stage}${PLUGIN_DIR}")
+  else()
+    set(bin "${stage}/usr/${PLUGIN_DIR}")
+  endif()
+  file(GLOB plugins RELATIVE "${bin}" "${bin}/*")
 endif()
-file(GLOB plugins RELATIVE "${bin}" "${bin}/*")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "installing the ${COMPONENT} component of ${BUILD_DIR} failed")
+endif()
 list(SORT plugins)
 if(NOT plugins)
-  message(FATAL_ERROR "no plugins installed under ${bin}")
+  message(FATAL_ERROR "nothing of ${COMPONENT} installed under ${bin}")
 endif()
 set(entries "")
 foreach(p IN LISTS plugins)

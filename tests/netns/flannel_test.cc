@@ -9,7 +9,6 @@
 // plugin writes, derived by hand from flannel-io/cni-plugin v1.9.1-flannel1
 // (flannel.go, flannel_linux.go): a Go map marshalled by encoding/json, so
 // keys sorted, compact.
-#include <sys/mount.h>
 
 #include <chrono>
 #include <filesystem>
@@ -72,15 +71,6 @@ constexpr const char* kK3sConflist = R"({
   ]
 }
 )";
-
-// After NetnsFixture (the mount namespace is private): /var/lib is a tmpfs for
-// this process, so the conflist's defaults (/var/lib/cni/flannel,
-// /var/lib/cni/networks, the runtime's /var/lib/cni/results) never touch the
-// machine.
-struct PrivateVarLib {
-  PrivateVarLib() { REQUIRE(::mount("tmpfs", "/var/lib", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") == 0); }
-  ~PrivateVarLib() { ::umount2("/var/lib", MNT_DETACH); }
-};
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -173,7 +163,6 @@ TEST_CASE("flannel netns: the k3s conflist (flannel, portmap, bandwidth) through
   bool ipmasq = GENERATE(true, false);
   INFO(family.name << ", FLANNEL_IPMASQ=" << ipmasq);
   NetnsFixture fx;
-  PrivateVarLib var_lib;
   WriteFile("/run/flannel/subnet.env", SubnetEnv(family, ipmasq));
   auto list = cni::runtime::ConfListFromBytes(kK3sConflist);
   REQUIRE(list.ok());
@@ -239,7 +228,6 @@ TEST_CASE("flannel netns: the k3s conflist (flannel, portmap, bandwidth) through
 TEST_CASE("flannel netns: DEL after the subnet file is gone, and ADD without one changes nothing",
           "[netns][flannel]") {
   NetnsFixture fx;
-  PrivateVarLib var_lib;
   auto list = cni::runtime::ConfListFromBytes(kK3sConflist);
   REQUIRE(list.ok());
   cni::runtime::Options o;
@@ -278,7 +266,6 @@ TEST_CASE("flannel netns: DEL after the subnet file is gone, and ADD without one
 
 TEST_CASE("flannel netns: GC and STATUS of the k3s conflist at cniVersion 1.1.0", "[netns][flannel]") {
   NetnsFixture fx;
-  PrivateVarLib var_lib;
   Json conflist = Json::parse(kK3sConflist);
   conflist["cniVersion"] = "1.1.0";
   auto list = cni::runtime::ConfListFromBytes(conflist.dump());
@@ -326,7 +313,6 @@ TEST_CASE("flannel netns: our flannel delegating to upstream's plugins, and ours
     }
   }
   NetnsFixture fx;
-  PrivateVarLib var_lib;
   WriteFile("/run/flannel/subnet.env", SubnetEnv({"IPv4", true, false}, false));
   auto list = cni::runtime::ConfListFromBytes(kK3sConflist);
   REQUIRE(list.ok());

@@ -47,6 +47,7 @@ namespace {
 
 using namespace cni::net;  // NOLINT: test brevity
 using cni::test::NetnsFixture;
+using cni::test::MustExec;
 
 template <typename T>
 T Must(absl::StatusOr<T> v) {

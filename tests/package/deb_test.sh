@@ -14,9 +14,13 @@
 #    without nft or libnftables (and in a private network namespace), the
 #    nftables backend still works (portmap GC and ADD: written over netlink),
 #    and only user-written nft conditions fail, with a CNI error naming nft.
-# 4. cni-cpp-sdk-dev holds the headers, libcnisdk.a, the CMake package and the
-#    .pc file, and depends on the -dev packages its users compile against.
+# 4. cni-cpp-sdk-dev holds the headers (the test kit's included), libcnisdk.a,
+#    libcnitesting.a, the CMake package and the .pc files, and depends on the
+#    -dev packages its users compile against.
 # 5. The release tarball has the plugins at its top level and valid checksums.
+# 6. The SDK tarball holds what cni-cpp-sdk-dev holds (test kit included), as
+#    a prefix tree that works where it is unpacked (pkg-config), with valid
+#    checksums.
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2") version=$3 plugindir=$4 libdir=$5 includedir=$6 nft_soname=$7
 here=$(dirname "$(realpath "$0")")
@@ -207,14 +211,16 @@ dpkg-deb -c "$sdk" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort >"$scrat
 (cd "$src/sdk/include" && find cni -name '*.h' | sed "s|^|$includedir/|") | sort >"$scratch/sdk-headers"
 missing=$(comm -23 "$scratch/sdk-headers" "$scratch/sdk-files")
 [[ -z $missing ]] || fail "cni-cpp-sdk-dev lacks headers: $missing"
-for f in "$libdir/libcnisdk.a" "$libdir/pkgconfig/cni-sdk.pc" "$libdir/cmake/CniSdk/CniSdkConfig.cmake" \
+for f in "$libdir/libcnisdk.a" "$libdir/libcnitesting.a" "$libdir/pkgconfig/cni-sdk.pc" \
+         "$libdir/pkgconfig/cni-testing.pc" "$libdir/cmake/CniSdk/CniSdkConfig.cmake" \
          "$libdir/cmake/CniSdk/CniSdkConfigVersion.cmake" "$libdir/cmake/CniSdk/CniSdkTargets.cmake"; do
   grep -qx "$f" "$scratch/sdk-files" || fail "cni-cpp-sdk-dev lacks $f"
 done
 for d in $(source_sdk_docs "$src"); do
   grep -qx "/usr/$d" "$scratch/sdk-files" || fail "cni-cpp-sdk-dev lacks /usr/$d"
 done
-extra=$(grep -v -e "^$includedir/cni/" -e "^$libdir/libcnisdk.a\$" -e "^$libdir/pkgconfig/cni-sdk.pc\$" \
+extra=$(grep -v -e "^$includedir/cni/" -e "^$libdir/libcni\(sdk\|testing\).a\$" \
+  -e "^$libdir/pkgconfig/cni-\(sdk\|testing\).pc\$" \
   -e "^$libdir/cmake/CniSdk/" -e "^/usr/share/doc/cni-cpp-sdk-dev/" "$scratch/sdk-files" || true)
 [[ -z $extra ]] || fail "cni-cpp-sdk-dev has unexpected files: $extra"
 sdk_depends=$(dpkg-deb -f "$sdk" Depends)
@@ -236,5 +242,18 @@ for p in $plugins $helpers; do
   [[ -x $scratch/t/$p ]] || fail "tarball: $p is not executable"
 done
 echo "  $(basename "$tgz"): $(tar -tzf "$tgz" | xargs)"
+
+step "SDK tarball"
+sdk_tgz=$scratch/pkgs/cni-cpp-sdk-linux-$arch-v$version.tgz
+cmake -DBUILD_DIR="$build" -DOUT="$sdk_tgz" -DCOMPONENT=sdk -P "$src/packaging/ReleaseTarball.cmake" >/dev/null
+tar -tzf "$sdk_tgz" | sort >"$scratch/sdk-tgz-files"
+sed 's|^/usr/|./|' "$scratch/sdk-files" | sort >"$scratch/want-sdk-tgz"
+diff -u "$scratch/want-sdk-tgz" "$scratch/sdk-tgz-files" || fail "SDK tarball contents (- as in the .deb, + packed)"
+(cd "$scratch/pkgs" && sha256sum -c --quiet "$(basename "$sdk_tgz").sha256" && sha512sum -c --quiet "$(basename "$sdk_tgz").sha512") ||
+  fail "SDK tarball checksums"
+mkdir "$scratch/sdk-unpacked" && tar -xzf "$sdk_tgz" -C "$scratch/sdk-unpacked"
+kit_libs=$(PKG_CONFIG_PATH=$scratch/sdk-unpacked/lib/pkgconfig pkg-config --libs-only-L cni-testing)
+[[ $kit_libs == *"$scratch/sdk-unpacked/"* ]] || fail "SDK tarball: pkg-config cni-testing points at \"$kit_libs\""
+echo "  $(basename "$sdk_tgz"): $(wc -l <"$scratch/sdk-tgz-files") files, libcnitesting.a and cni-testing.pc among them"
 
 echo "deb_test: PASS"

@@ -4,17 +4,21 @@
 #
 # 1. Installs the build (nothing is rebuilt) into a scratch root (DESTDIR, prefix
 #    /usr) and compares the installed files with a manifest built from the source
-#    tree: every plugin, every public header, libcnisdk.a, the CMake package, the
-#    pkg-config file; nothing else. The CMake files must not point into the
-#    source or build tree.
+#    tree: every plugin, every public header (the test kit's cni/testing/
+#    included), libcnisdk.a and libcnitesting.a, the CMake package, the
+#    pkg-config files; nothing else. The CMake and pkg-config files and the
+#    libraries' data (debug info aside) must not name the source or build tree.
 # 2. Every installed plugin prints "CNI <name> plugin <version> (cni-cpp)".
 # 3. --prefix works for the SDK component.
 # 4. Configures and builds sdk/examples/route-plugin against the INSTALLED SDK
-#    (find_package(CniSdk), with warnings as errors) and runs its tests.
+#    (find_package(CniSdk COMPONENTS testing), with warnings as errors) and
+#    runs its tests, written with the installed test kit (cni::testing; as
+#    root they include the namespace case).
 #    As root, the installed cni-conformance passes it (chained after the
 #    installed ptp, tests/conformance/route-example.conflist).
 # 5. Builds the same example with only `pkg-config --cflags --libs cni-sdk` and
-#    runs it through the CNI protocol.
+#    runs it through the CNI protocol; builds sdk/README.md's cni::testing
+#    example with only `pkg-config ... cni-testing` and, as root, runs it.
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2") config=$3 version=$4 plugindir=$5 libdir=$6 includedir=$7
 here=$(dirname "$(realpath "$0")")
@@ -49,7 +53,9 @@ fi
   (cd "$src/sdk/include" && find cni -name '*.h') | sed "s|^|$includedir/|"
   for d in $(source_sdk_docs "$src"); do echo "$prefix/$d"; done
   echo "$libdir/libcnisdk.a"
+  echo "$libdir/libcnitesting.a"
   echo "$libdir/pkgconfig/cni-sdk.pc"
+  echo "$libdir/pkgconfig/cni-testing.pc"
   for f in CniSdkConfig.cmake CniSdkConfigVersion.cmake CniSdkTargets.cmake \
            "CniSdkTargets-$(config_suffix "$config").cmake"; do
     echo "$libdir/cmake/CniSdk/$f"
@@ -63,6 +69,15 @@ echo "$(wc -l <"$scratch/actual") files: $(echo $plugins | wc -w) plugins, SDK h
 if grep -rlF -e "$src" -e "$build" "$root$libdir/cmake" "$root$libdir/pkgconfig"; then
   fail "installed package files point into the source or build tree"
 fi
+# The libraries' own data: no compiled-in source or build directory (the
+# test kit takes plugin paths from the test). Debug info names the sources
+# by design; it is what --strip (and the .deb) drop.
+for lib in libcnisdk.a libcnitesting.a; do
+  objcopy --strip-debug "$root$libdir/$lib" "$scratch/$lib"
+  if strings "$scratch/$lib" | grep -F -e "$src" -e "$build"; then
+    fail "$lib holds a path of the source or build tree"
+  fi
+done
 
 step "every plugin's about line names the project, the plugin and the version"
 for p in $plugins; do
@@ -79,9 +94,15 @@ cmake --install "$build" --prefix "$scratch/prefix2" --component sdk >/dev/null
   fail "--prefix: SDK not under $scratch/prefix2"
 
 example=$src/sdk/examples/route-plugin
-step "build $example against the installed SDK (CMake)"
+step "build $example and its kit-based tests against the installed SDK (CMake)"
+# The build's compiler launcher (ccache) too, with the scratch directory as
+# ccache's base, so that the next run's random scratch path still hits.
+launcher=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt")
+export CCACHE_BASEDIR=$scratch
+started=$SECONDS
 cmake -G Ninja -S "$example" -B "$scratch/example" \
   -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
   -DCMAKE_PREFIX_PATH="$root$prefix" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
@@ -96,7 +117,11 @@ if grep -qF -e "$src/sdk/include" -e "$build" "$scratch/example/compile_commands
 fi
 grep -qF "$root$includedir" "$scratch/example/compile_commands.json" ||
   fail "the example was not compiled against the installed headers"
+grep -qF "$root$libdir/libcnitesting.a" "$scratch/example/build.ninja" ||
+  fail "the example's test did not link the installed libcnitesting.a"
+if grep -rq '#include "support/' "$example"; then fail "the example includes the project's own test support"; fi
 ctest --test-dir "$scratch/example" --output-on-failure || fail "the example's tests"
+echo "  built and tested in $((SECONDS - started)) s"
 
 step "the installed cni-conformance passes the example (chained after the installed ptp)"
 if [[ $(id -u) -ne 0 ]]; then
@@ -122,6 +147,28 @@ conf='{"cniVersion":"1.0.0","name":"n","type":"route-example","routes":[{"dst":"
 out=$(env -i CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/run/netns/none CNI_IFNAME=eth0 CNI_PATH=/opt/cni/bin \
   "$scratch/route-example-pc" <<<"$conf" || true)
 [[ $out == *'"code":7'*'prevResult missing'* ]] || fail "pkg-config build: ADD without prevResult printed \"$out\""
+# The kit through pkg-config (cni-testing brings cni-sdk): the example test
+# of sdk/README.md's "Testing a plugin: cni::testing", compiled as shown and,
+# as root, run against the example plugin.
+step "sdk/README.md's cni::testing example, built with pkg-config cni-testing"
+pkg-config --exists --print-errors cni-testing || fail "pkg-config cni-testing"
+{
+  echo '#define CATCH_CONFIG_MAIN'
+  sed -n '/^## Testing a plugin: cni::testing/,/^## /p' "$src/sdk/README.md" | sed -n '/^```cpp$/,/^```$/p' | sed '/^```/d'
+} >"$scratch/readme_kit_test.cc"
+grep -q TEST_CASE "$scratch/readme_kit_test.cc" || fail "no C++ example in sdk/README.md's cni::testing section"
+# shellcheck disable=SC2046
+(cd "$scratch" && $launcher g++ -std=c++20 -Wall -Wextra -Werror -O1 readme_kit_test.cc \
+  $(pkg-config --cflags --libs cni-testing) -o readme_kit_test) ||
+  fail "compiling with pkg-config flags: $(pkg-config --cflags --libs cni-testing)"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "  SKIP running it: needs root"
+else
+  CNI_PLUGIN_DIR=$scratch/example "$scratch/readme_kit_test" >"$scratch/readme_kit_test.log" 2>&1 ||
+    { cat "$scratch/readme_kit_test.log"; fail "sdk/README.md's cni::testing example"; }
+  echo "  $(grep -E "^(All tests passed|test cases:)" "$scratch/readme_kit_test.log" | tail -1)"
+fi
+
 libs=$(ldd "$scratch/route-example-pc")
 if grep -q 'libabsl\|libstdc++' <<<"$libs"; then
   fail "pkg-config build links Abseil or libstdc++ dynamically: $libs"

@@ -2,9 +2,6 @@
 
 #include <filesystem>
 
-#include <catch2/catch.hpp>
-
-#include "absl/strings/str_cat.h"
 #include "cni/base/ip.h"
 #include "cni/protocol/version.h"
 
@@ -28,50 +25,6 @@ CallOptions OnInterface(const std::string& ifname) {
   CallOptions o;
   o.ifname = ifname;
   return o;
-}
-
-std::string WithPrevResult(const std::string& conf, const std::string& add_out) {
-  Json j = Json::parse(conf);
-  j["prevResult"] = Json::parse(add_out);
-  return j.dump();
-}
-
-int ErrorCode(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("code")) return -1;
-  return j["code"].get<int>();
-}
-
-std::string ErrorMessage(const RunResult& r) {
-  Json j = Json::parse(r.out, nullptr, false);
-  if (!j.is_object() || !j.contains("msg")) return r.out + r.err;
-  return j["msg"].get<std::string>();
-}
-
-std::string Describe(const RunResult& r) {
-  return absl::StrCat("exit ", r.exit_code, " out: ", r.out, " err: ", r.err);
-}
-
-void MustSucceed(const RunResult& r, absl::string_view what) {
-  INFO((what.empty() ? "" : absl::StrCat(what, ": ")) << Describe(r));
-  REQUIRE(r.exit_code == 0);
-}
-
-cni::Result MustResult(const RunResult& r) {
-  MustSucceed(r);
-  absl::StatusOr<cni::Result> res = cni::ParseResult(absl::string_view(r.out));
-  INFO(res.status().ToString() << " in " << r.out);
-  REQUIRE(res.ok());
-  return *res;
-}
-
-cni::Result MustResult(const absl::StatusOr<Json>& j) {
-  INFO((j.ok() ? std::string() : j.status().ToString()));
-  REQUIRE(j.ok());
-  absl::StatusOr<cni::Result> res = cni::ParseResult(*j);
-  INFO(res.status().ToString() << " in " << j->dump());
-  REQUIRE(res.ok());
-  return *res;
 }
 
 void NormalizeForDiff(cni::Result& result, const std::string& host_veth) {

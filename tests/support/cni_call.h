@@ -10,6 +10,8 @@
 #include "absl/strings/string_view.h"
 #include "cni/base/json.h"
 #include "cni/protocol/types.h"
+#include "cni/testing/call.h"
+#include "cni/testing/catch.h"
 #include "support/run.h"
 
 namespace cni::test {
@@ -32,27 +34,13 @@ CallOptions OnInterface(const std::string& ifname);
 RunResult CallPlugin(absl::string_view name, const std::string& command, const std::string& conf,
                      const std::string& netns, const std::string& id, const CallOptions& options = {});
 
-// `conf` with an ADD's stdout as its prevResult (the input of CHECK).
-std::string WithPrevResult(const std::string& conf, const std::string& add_out);
-
-// The "code" of the CNI error a call printed, -1 when it printed none.
-int ErrorCode(const RunResult& r);
-
-// The "msg" of the CNI error a call printed, else all it printed (stdout + stderr).
-std::string ErrorMessage(const RunResult& r);
-
-// "exit N out: ... err: ...": everything a call did, for INFO.
-std::string Describe(const RunResult& r);
-
-// REQUIREs exit status 0, reporting `what` (when given) and Describe(r) if not.
-void MustSucceed(const RunResult& r, absl::string_view what = {});
-
-// MustSucceed, then REQUIREs stdout to parse as a CNI result, and returns it.
-cni::Result MustResult(const RunResult& r);
-
-// REQUIREs a runtime library call (cni/runtime/runtime.h) to have succeeded with a
-// document that parses as a CNI result, and returns it.
-cni::Result MustResult(const absl::StatusOr<Json>& j);
+// The kit's answer readers and Catch2 helpers (cni/testing/call.h, catch.h).
+using cni::testing::Describe;
+using cni::testing::ErrorCode;
+using cni::testing::ErrorMessage;
+using cni::testing::MustResult;
+using cni::testing::MustSucceed;
+using cni::testing::WithPrevResult;
 
 // Makes a result comparable across implementations (the differential tests):
 // the host veth's random name becomes "HOSTVETH", MACs are cleared, and

@@ -53,7 +53,7 @@ void TearDown(NetnsFixture& fx, const std::vector<std::string>& netns,
   for (int i = 0; i < 50 && !fx.Leftovers().empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  CHECK(fx.Leftovers().empty());
+  CHECK(fx.Leftovers() == std::vector<std::string>{});  // prints what is left
 }
 
 BackgroundProcess::BackgroundProcess(const std::string& netns, const std::vector<std::string>& argv) {

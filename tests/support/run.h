@@ -1,31 +1,23 @@
-// Test helpers: run a program with a given environment and stdin, capture its
-// output; run a built plugin through the CNI protocol; scratch directories.
+// Test helpers of this project's own suite: the kit's process helpers
+// (cni/testing/process.h) under the suite's names, and running a plugin of
+// this build through the CNI protocol.
 #pragma once
 
-#include <filesystem>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "cni/testing/process.h"
 
 namespace cni::test {
 
-struct RunResult {
-  int exit_code = -1;    // exit status, or 128+signal when killed by a signal
-  std::string out;       // stdout
-  std::string err;       // stderr
-};
+using cni::testing::kTestPath;
+using cni::testing::RunProcess;
+using cni::testing::RunResult;
+using cni::testing::TempDir;
 
-// The PATH every program a test starts gets ("K=V", for RunProcess's `env`).
-inline constexpr const char* kTestPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-
-// Runs argv[0] (a path) with exactly `env` ("K=V") and `stdin_data`. Kills it and
-// fails the result (exit_code -1, err says so) after `timeout_ms`.
-RunResult RunProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                     absl::string_view stdin_data, int timeout_ms = 60000);
-
-// The directory the build puts every plugin binary in.
+// The directory the build puts every plugin binary in (CNI_TEST_PLUGIN_DIR in
+// the environment overrides it).
 std::string PluginDir();
 
 // One CNI invocation of a built plugin. Empty fields are not set in the
@@ -44,19 +36,5 @@ struct PluginCall {
 
 // Runs plugin `name` from PluginDir() (or from `dir` when given).
 RunResult RunPlugin(absl::string_view name, const PluginCall& call, absl::string_view dir = {});
-
-// A fresh directory under /tmp, removed recursively on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace cni::test

@@ -12,12 +12,14 @@
 // runtime no longer has; STATUS validates the configuration.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/types.h"
+#include "cni/protocol/version.h"
 
 namespace route_example {
 
@@ -38,5 +40,9 @@ absl::Status Gc(const cni::CmdArgs& args, const Config& config);
 // The command table for cni::PluginMain. STATUS has no handler: the plugin is
 // ready whenever the configuration parses (which skel checks for every command).
 cni::PluginFuncs Funcs();
+
+// The versions the plugin accepts: chaining (prevResult) exists from CNI
+// 0.3.0 on.
+inline std::vector<std::string> SupportedVersions() { return cni::VersionsFrom("0.3.0"); }
 
 }  // namespace route_example
