@@ -85,15 +85,22 @@ bool Listening(const std::string& path) {
 // A child process with its stderr (and stdout) in `log`, killed with SIGKILL
 // if the test process dies, stopped (SIGTERM) on destruction unless already
 // reaped. With `listen_fd` >= 0 it gets that socket as fd 3 with LISTEN_FDS=1
-// and LISTEN_PID set to its own pid (systemd socket activation).
+// and LISTEN_PID set to its own pid (systemd socket activation). Its
+// environment is PATH plus `env` ("NAME=value" each).
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const std::string& log, int listen_fd = -1) {
+  Child(const std::vector<std::string>& argv, const std::string& log, int listen_fd = -1,
+        const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = argv;
     std::vector<char*> cargv;
     for (std::string& s : args) cargv.push_back(s.data());
     cargv.push_back(nullptr);
-    std::string path_env = kTestPath;
+    std::vector<std::string> env_strings = {kTestPath};
+    env_strings.insert(env_strings.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (std::string& s : env_strings) envp.push_back(s.data());
+    const size_t listen_at = envp.size();  // LISTEN_PID and LISTEN_FDS go here, then the end
+    envp.insert(envp.end(), 3, nullptr);
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
@@ -104,7 +111,6 @@ class Child {
         dup2(fd, 2);
       }
       char pid_env[64] = "LISTEN_PID=";
-      char* envp[4] = {path_env.data(), nullptr, nullptr, nullptr};
       if (listen_fd >= 0) {
         // dup2 onto itself would keep the socket's close-on-exec flag.
         if (listen_fd == 3) {
@@ -123,10 +129,10 @@ class Child {
         size_t at = strlen(pid_env);
         while (n > 0) pid_env[at++] = digits[--n];
         pid_env[at] = '\0';
-        envp[1] = pid_env;
-        envp[2] = const_cast<char*>("LISTEN_FDS=1");
+        envp[listen_at] = pid_env;
+        envp[listen_at + 1] = const_cast<char*>("LISTEN_FDS=1");
       }
-      execve(cargv[0], cargv.data(), envp);
+      execve(cargv[0], cargv.data(), envp.data());
       _exit(127);
     }
   }
@@ -162,6 +168,7 @@ struct Lab {
   TempDir dir;
   std::string server_ns;
   std::unique_ptr<Child> dnsmasq;
+  std::unique_ptr<Child> kea;  // Kea's DHCPv6 server, where a test uses it instead of dnsmasq
   std::unique_ptr<Child> daemon;
   std::string server_if = "srv0";  // the interface dnsmasq serves
 
@@ -181,11 +188,14 @@ struct Lab {
   // Stops the daemon (SIGTERM: it keeps its leases) and the server.
   // Its log goes to stderr (shown by ctest when the test fails).
   void Stop() {
-    if (!daemon && !dnsmasq) return;
+    if (!daemon && !dnsmasq && !kea) return;
     daemon.reset();
     dnsmasq.reset();
+    kea.reset();
     std::string log = ReadFile(DaemonLog());
     if (!log.empty()) fprintf(stderr, "--- dhcp daemon log\n%s", log.c_str());
+    std::string kea_log = ReadFile(KeaLog());
+    if (!kea_log.empty()) fprintf(stderr, "--- kea-dhcp6 log\n%s", kea_log.c_str());
   }
 
   // Stops both, deletes `containers`, the server namespace and mst0 (plus
@@ -243,6 +253,64 @@ struct Lab {
     argv.insert(argv.end(), extra.begin(), extra.end());
     dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
     REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCPv6, IP range"); }, 5000));
+  }
+
+  std::string KeaLog() const { return dir.str() + "/kea.log"; }
+  std::string KeaLeases() const { return dir.str() + "/kea-leases6.csv"; }
+
+  // Kea's DHCPv6 server (kea-dhcp6) on srv0, all its files in the temp dir
+  // (configuration, memfile lease file, log, pid file; no lock file, no
+  // persisted server identifier, no control socket): addresses `first` to
+  // `last` of 2001:db8:77::/64, the timers and lifetimes given (seconds),
+  // DNS server kServer6 and search list dhcp.test. No Rapid Commit (Kea's
+  // default): SOLICIT, ADVERTISE, REQUEST, REPLY. Kea sends no RAs.
+  void StartKea(const std::string& first, const std::string& last, int renew, int rebind, int valid) {
+    Json config = {
+        {"Dhcp6",
+         {{"interfaces-config", {{"interfaces", {server_if}}}},
+          {"server-id", {{"type", "LLT"}, {"persist", false}}},
+          {"lease-database", {{"type", "memfile"}, {"name", KeaLeases()}, {"lfc-interval", 0}}},
+          {"renew-timer", renew},
+          {"rebind-timer", rebind},
+          {"preferred-lifetime", valid},
+          {"valid-lifetime", valid},
+          {"option-data",
+           {{{"name", "dns-servers"}, {"data", kServer6}}, {{"name", "domain-search"}, {"data", "dhcp.test"}}}},
+          {"subnet6",
+           {{{"id", 1},
+             {"subnet", "2001:db8:77::/64"},
+             {"interface", server_if},
+             {"pools", {{{"pool", first + "-" + last}}}}}}},
+          // Debug level 55 logs every message received, by type (DHCP6_PACKET_RECEIVED).
+          {"loggers",
+           {{{"name", "kea-dhcp6"},
+             {"output_options", {{{"output", KeaLog()}}}},
+             {"severity", "DEBUG"},
+             {"debuglevel", 55}}}}}}};
+    // Kea opens no socket on an interface that is not running yet (the
+    // kernel reports the veth's carrier up to a second after both ends came up).
+    REQUIRE(WaitFor(
+        [&] { return absl::StrContains(MustExec(fx, server_ns, {"ip", "-o", "link", "show", server_if}), "state UP"); },
+        3000));
+    const std::string path = dir.str() + "/kea-dhcp6.json";
+    std::ofstream(path) << config.dump(2);
+    // A copy of the program runs: Debian's AppArmor profile for
+    // /usr/sbin/kea-dhcp6 (where AppArmor is on) confines it to /etc/kea,
+    // /var/lib/kea and /run/kea, not the temp dir.
+    const std::string program = dir.str() + "/kea-dhcp6";
+    std::filesystem::copy_file("/usr/sbin/kea-dhcp6", program);
+    kea = std::make_unique<Child>(
+        std::vector<std::string>{"/usr/bin/nsenter", "--net=" + server_ns, "--", program, "-c", path},
+        dir.str() + "/kea.out", -1,
+        std::vector<std::string>{"KEA_PIDFILE_DIR=" + dir.str(), "KEA_LOCKFILE_DIR=none"});
+    REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(KeaLog()), "DHCP6_STARTED"); }, 5000));
+  }
+  // How many times Kea logged `what`.
+  int KeaCount(const std::string& what) const {
+    std::string log = ReadFile(KeaLog());
+    int n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
   }
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
@@ -1400,4 +1468,50 @@ TEST_CASE("dhcp: RFC 4191 route information of the RA becomes a route of the res
   MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: Kea as the DHCPv6 server: four-message exchange, RENEW at T1 keeps the lease, RELEASE frees it",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // One address, T1 2 s, T2 3 s, valid 6 s: the lease outlives its first
+  // valid lifetime only by renewals, and the next client gets the address
+  // only once it is released.
+  const std::string pool = "2001:db8:77::100";
+  lab.StartKea(pool, pool, 2, 3, 6);
+  RouteInfoAdvertiser advertiser(lab.server_ns);  // Kea sends no RAs
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  const auto bound = std::chrono::steady_clock::now();
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 1);
+  CHECK(Addr(r) == pool);
+  CHECK(r.ips[0].address.len() == 64);
+  CHECK(r.ips[0].gateway == A(router));
+  CHECK(r.dns.nameservers == std::vector<std::string>{kServer6});
+  CHECK(r.dns.search == std::vector<std::string>{"dhcp.test"});
+  CHECK(lab.KeaCount("SOLICIT (type 1) received") == 1);
+  CHECK(lab.KeaCount("REQUEST (type 3) received") == 1);
+  CHECK(Ping(c1, A(kServer6)));
+  // RENEWs by the T1 timer, from the client's link-local address.
+  CHECK(WaitFor([&] { return lab.KeaCount("RENEW (type 5) received") >= 1; }, 4000));
+  // Past the first valid lifetime (6 s): still bound, renewed again, same address.
+  std::this_thread::sleep_until(bound + std::chrono::seconds(8));
+  CHECK(lab.KeaCount("RENEW (type 5) received") >= 2);
+  CHECK(lab.KeaCount("REBIND (type 6) received") == 0);
+  CHECK(lab.KeaCount("SOLICIT (type 1) received") == 1);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == pool);
+  CHECK(Ping(c1, A(kServer6)));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "renewing the lease"));
+  // DEL sends RELEASE; Kea frees the address and the next client gets it.
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return lab.KeaCount("RELEASE (type 8) received") == 1; }, 3000));
+  std::string c2 = fx.AddNetns("c2");
+  CHECK(Addr(MustResult(Mv("ADD", conf, c2, "ctr2"))) == pool);
+  MustSucceed(Mv("DEL", conf, c2, "ctr2"));
+  lab.Finish({c1, c2});
 }
