@@ -209,6 +209,24 @@ absl::StatusOr<Lease6::Bound> Lease6::Renew(Conn6& conn, absl::Time deadline, bo
                                 *client == duid_;
                        },
                        deadline, timing_, kRenTimeout, kRenMaxRt, cancel_.get(), rebind ? "REBIND" : "RENEW"));
+  // RFC 8415 18.2.10.1: the server has no binding for the IA (dnsmasq
+  // after losing its lease file; Kea binds the address again instead):
+  // REQUEST it from the server that answered, within the same deadline.
+  if (NoBinding(reply) && reply.Get(v6::opt::kServerId) != nullptr) {
+    Log(absl::StrCat("the server has no binding for ", cur.addr.addr.ToString(), ", requesting it"));
+    v6::Message request = NewMessage(v6::MessageType::kRequest);
+    request.Add(v6::opt::kServerId, *reply.Get(v6::opt::kServerId));
+    request.Add(v6::opt::kIaNa, v6::EncodeIaNa({.iaid = iaid_, .addresses = {{cur.addr.addr, 0, 0}}}));
+    const uint32_t rxid = request.xid;
+    ASSIGN_OR_RETURN(reply, Exchange6(
+                                conn, request,
+                                [&](const v6::Message& m) {
+                                  const std::string* client = m.Get(v6::opt::kClientId);
+                                  return m.xid == rxid && m.type == v6::MessageType::kReply && client != nullptr &&
+                                         *client == duid_;
+                                },
+                                deadline, timing_, kReqTimeout, kReqMaxRt, cancel_.get(), "REQUEST"));
+  }
   absl::StatusOr<Bound> b = BoundOf(reply, cur.ra);
   if (!b.ok()) return WithCode(b.status(), ErrorCode::kInternal);
   if (b->addr.addr != cur.addr.addr) {
@@ -217,6 +235,15 @@ absl::StatusOr<Lease6::Bound> Lease6::Renew(Conn6& conn, absl::Time deadline, bo
   }
   if (b->server_id.empty()) b->server_id = cur.server_id;
   return b;
+}
+
+bool Lease6::NoBinding(const v6::Message& reply) const {
+  for (const auto& [code, value] : reply.options) {
+    if (code != v6::opt::kIaNa) continue;
+    absl::StatusOr<v6::IaNa> ia = v6::DecodeIaNa(value);
+    if (ia.ok() && ia->iaid == iaid_ && ia->status == v6::kStatusNoBinding) return true;
+  }
+  return false;
 }
 
 void Lease6::Commit(Bound b, bool notify) {

@@ -260,7 +260,8 @@ struct Lab {
 
   // Kea's DHCPv6 server (kea-dhcp6) on srv0, all its files in the temp dir
   // (configuration, memfile lease file, log, pid file; no lock file, no
-  // persisted server identifier, no control socket): addresses `first` to
+  // control socket; a fixed server identifier, not persisted, so that a
+  // restarted Kea is the same server): addresses `first` to
   // `last` of 2001:db8:77::/64, the timers and lifetimes given (seconds),
   // DNS server kServer6 and search list dhcp.test. No Rapid Commit (Kea's
   // default): SOLICIT, ADVERTISE, REQUEST, REPLY. Kea sends no RAs.
@@ -268,7 +269,7 @@ struct Lab {
     Json config = {
         {"Dhcp6",
          {{"interfaces-config", {{"interfaces", {server_if}}}},
-          {"server-id", {{"type", "LLT"}, {"persist", false}}},
+          {"server-id", {{"type", "EN"}, {"enterprise-id", 2495}, {"identifier", "6b6561"}, {"persist", false}}},
           {"lease-database", {{"type", "memfile"}, {"name", KeaLeases()}, {"lfc-interval", 0}}},
           {"renew-timer", renew},
           {"rebind-timer", rebind},
@@ -298,12 +299,13 @@ struct Lab {
     // /usr/sbin/kea-dhcp6 (where AppArmor is on) confines it to /etc/kea,
     // /var/lib/kea and /run/kea, not the temp dir.
     const std::string program = dir.str() + "/kea-dhcp6";
-    std::filesystem::copy_file("/usr/sbin/kea-dhcp6", program);
+    if (!std::filesystem::exists(program)) std::filesystem::copy_file("/usr/sbin/kea-dhcp6", program);
+    const int started = KeaCount("DHCP6_STARTED");  // a restart appends to the log
     kea = std::make_unique<Child>(
         std::vector<std::string>{"/usr/bin/nsenter", "--net=" + server_ns, "--", program, "-c", path},
         dir.str() + "/kea.out", -1,
         std::vector<std::string>{"KEA_PIDFILE_DIR=" + dir.str(), "KEA_LOCKFILE_DIR=none"});
-    REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(KeaLog()), "DHCP6_STARTED"); }, 5000));
+    REQUIRE(WaitFor([&] { return KeaCount("DHCP6_STARTED") > started; }, 5000));
   }
   // How many times Kea logged `what`.
   int KeaCount(const std::string& what) const {
@@ -1514,4 +1516,43 @@ TEST_CASE("dhcp: Kea as the DHCPv6 server: four-message exchange, RENEW at T1 ke
   CHECK(Addr(MustResult(Mv("ADD", conf, c2, "ctr2"))) == pool);
   MustSucceed(Mv("DEL", conf, c2, "ctr2"));
   lab.Finish({c1, c2});
+}
+
+
+TEST_CASE("dhcp: a DHCPv6 server that lost the binding answers RENEW with NoBinding: REQUEST gets it back",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  const std::string ip = Addr(MustResult(add));
+  // dnsmasq restarts without its lease file (a lease database on tmpfs
+  // after a reboot), and the daemon's restart renews the lease at once.
+  // Its server DUID (the lease file's "duid" line) stays: a RENEW to
+  // another server's DUID is ignored (RFC 8415 16.6), not answered.
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  std::string duid_line;
+  for (absl::string_view line : absl::StrSplit(ReadFile(lab.Leases()), '\n')) {
+    if (absl::StartsWith(line, "duid ")) duid_line = std::string(line) + "\n";
+  }
+  REQUIRE(!duid_line.empty());
+  std::ofstream(lab.Leases(), std::ios::trunc) << duid_line;
+  lab.StartServer6();
+  REQUIRE(!lab.ServerHasLease(ip));
+  lab.StartDaemon();
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0)") == 1; }, 5000));
+  // RFC 8415 18.2.10.1: a NoBinding status in the REPLY to a RENEW makes
+  // the client REQUEST the address; the server binds it again.
+  CHECK(WaitFor([&] { return lab.ServerHasLease(ip); }, 5000));
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 1);
+  CHECK(lab.ServerCount("DHCPREBIND(srv0)") == 0);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
 }
