@@ -147,12 +147,19 @@ absl::StatusOr<Lease6::Bound> Lease6::Solicit(Conn6& conn, absl::Time deadline) 
     const std::string* client = m.Get(v6::opt::kClientId);
     return m.xid == want && client != nullptr && *client == duid_ && m.Get(v6::opt::kServerId) != nullptr;
   };
-  // The first ADVERTISE that offers an address (RFC 8415 18.2.1 lets a
-  // client wait for more and pick by preference; one server per link is the
-  // case here), or a Rapid Commit REPLY.
-  // An ADVERTISE without an address (NoAddrsAvail) is no answer (RFC 8415
-  // 18.2.9: keep soliciting), but its reason goes into the error.
+  // RFC 8415 18.2.1 and 18.2.9: the ADVERTISEs that offer an address are
+  // collected until the first retransmission timeout (about 1 s) ends, and
+  // the one with the highest preference (option 7; the first among equals)
+  // is taken; one with preference 255 is taken at once, as is a Rapid
+  // Commit REPLY. After that first timeout, the first offer to come is
+  // taken. With two servers on a link, the first to answer is not
+  // necessarily the one the network prefers.
+  // An ADVERTISE without an address (NoAddrsAvail) is no answer (keep
+  // soliciting), but its reason goes into the error.
   std::string refusal;
+  std::optional<v6::Message> best;
+  int best_preference = -1;
+  bool first_timeout_over = false;
   absl::StatusOr<v6::Message> answered = Exchange6(
       conn, solicit,
       [&](const v6::Message& m) {
@@ -160,10 +167,22 @@ absl::StatusOr<Lease6::Bound> Lease6::Solicit(Conn6& conn, absl::Time deadline) 
         if (m.type == v6::MessageType::kReply) return m.Get(v6::opt::kRapidCommit) != nullptr;
         if (m.type != v6::MessageType::kAdvertise) return false;
         absl::StatusOr<Bound> offer = BoundOf(m, {});
-        if (!offer.ok()) refusal = std::string(offer.status().message());
-        return offer.ok();
+        if (!offer.ok()) {
+          refusal = std::string(offer.status().message());
+          return false;
+        }
+        const std::string* pref = m.Get(v6::opt::kPreference);
+        const int preference = pref != nullptr && pref->size() == 1 ? static_cast<uint8_t>((*pref)[0]) : 0;
+        if (preference > best_preference) {
+          best = m;
+          best_preference = preference;
+        }
+        return preference == 255 || first_timeout_over;
       },
-      deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT");
+      deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT", [&]() -> std::optional<v6::Message> {
+        first_timeout_over = true;
+        return best;
+      });
   if (!answered.ok() && !refusal.empty()) {
     return WithCode(absl::Status(answered.status().code(), absl::StrCat(answered.status().message(), " (", refusal, ")")),
                     static_cast<ErrorCode>(CodeOf(answered.status())));

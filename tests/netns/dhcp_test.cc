@@ -171,9 +171,13 @@ struct Lab {
   std::unique_ptr<Child> kea;  // Kea's DHCPv6 server, where a test uses it instead of dnsmasq
   std::unique_ptr<Child> daemon;
   std::string server_if = "srv0";  // the interface dnsmasq serves
+  // Where Kea runs: the server's namespace and interface unless a test
+  // gives it a link of its own.
+  std::string kea_ns, kea_if = "srv0";
 
   explicit Lab(NetnsFixture& f) : fx(f) {
     server_ns = fx.AddNetns("dhcpsrv");
+    kea_ns = server_ns;
     MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "srv0", "netns", server_ns});
     MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
     MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "srv0"});
@@ -268,7 +272,7 @@ struct Lab {
   void StartKea(const std::string& first, const std::string& last, int renew, int rebind, int valid) {
     Json config = {
         {"Dhcp6",
-         {{"interfaces-config", {{"interfaces", {server_if}}}},
+         {{"interfaces-config", {{"interfaces", {kea_if}}}},
           {"server-id", {{"type", "EN"}, {"enterprise-id", 2495}, {"identifier", "6b6561"}, {"persist", false}}},
           {"lease-database", {{"type", "memfile"}, {"name", KeaLeases()}, {"lfc-interval", 0}}},
           {"renew-timer", renew},
@@ -280,7 +284,7 @@ struct Lab {
           {"subnet6",
            {{{"id", 1},
              {"subnet", "2001:db8:77::/64"},
-             {"interface", server_if},
+             {"interface", kea_if},
              {"pools", {{{"pool", first + "-" + last}}}}}}},
           // Debug level 55 logs every message received, by type (DHCP6_PACKET_RECEIVED).
           {"loggers",
@@ -291,7 +295,7 @@ struct Lab {
     // Kea opens no socket on an interface that is not running yet (the
     // kernel reports the veth's carrier up to a second after both ends came up).
     REQUIRE(WaitFor(
-        [&] { return absl::StrContains(MustExec(fx, server_ns, {"ip", "-o", "link", "show", server_if}), "state UP"); },
+        [&] { return absl::StrContains(MustExec(fx, kea_ns, {"ip", "-o", "link", "show", kea_if}), "state UP"); },
         3000));
     const std::string path = dir.str() + "/kea-dhcp6.json";
     std::ofstream(path) << config.dump(2);
@@ -302,7 +306,7 @@ struct Lab {
     if (!std::filesystem::exists(program)) std::filesystem::copy_file("/usr/sbin/kea-dhcp6", program);
     const int started = KeaCount("DHCP6_STARTED");  // a restart appends to the log
     kea = std::make_unique<Child>(
-        std::vector<std::string>{"/usr/bin/nsenter", "--net=" + server_ns, "--", program, "-c", path},
+        std::vector<std::string>{"/usr/bin/nsenter", "--net=" + kea_ns, "--", program, "-c", path},
         dir.str() + "/kea.out", -1,
         std::vector<std::string>{"KEA_PIDFILE_DIR=" + dir.str(), "KEA_LOCKFILE_DIR=none"});
     REQUIRE(WaitFor([&] { return KeaCount("DHCP6_STARTED") > started; }, 5000));
@@ -1566,4 +1570,45 @@ TEST_CASE("dhcp: a DHCPv6 server that lost the binding answers RENEW with NoBind
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
   lab.Finish({c1});
+}
+
+
+TEST_CASE("dhcp: two DHCPv6 servers: the ADVERTISE with the higher preference wins, not the first",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // One link, two servers: dnsmasq (and its RAs) behind mst0 with
+  // preference 100, Kea without a preference (0) behind mst1 in a
+  // namespace of its own, both ports of the host's bridge br0, the
+  // macvlan master. Kea usually ADVERTISEs first.
+  lab.kea_ns = fx.AddNetns("kea");
+  lab.kea_if = "srv1";
+  MustExec(fx, "", {"ip", "link", "add", "mst1", "type", "veth", "peer", "name", "srv1", "netns", lab.kea_ns});
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  for (const char* port : {"mst0", "mst1"}) MustExec(fx, "", {"ip", "link", "set", port, "master", "br0", "up"});
+  MustExec(fx, "", {"ip", "link", "set", "br0", "up"});
+  // Kea binds to srv1's link-local address: usable at once, without DAD.
+  MustExec(fx, lab.kea_ns, {"sysctl", "-qw", "net.ipv6.conf.srv1.accept_dad=0"});
+  MustExec(fx, lab.kea_ns, {"ip", "link", "set", "srv1", "up"});
+  lab.StartServer6("2001:db8:77::20", /*v4=*/false, {"--dhcp-option=option6:7,100"});
+  lab.StartKea("2001:db8:77::100", "2001:db8:77::100", 60, 90, 120);
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  // Without Rapid Commit: dnsmasq would otherwise REPLY at once, which ends the wait.
+  std::string conf = Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "macvlan"}, {"master", "br0"},
+                          {"ipam", DhcpIpam(lab, {{"family", "ipv6"}, {"rapidCommit", false}})}}
+                         .dump();
+  cni::Result r = MustResult(Mv("ADD", conf, c1, "ctr1"));
+  // Both servers advertised; the client REQUESTed dnsmasq's address.
+  CHECK(lab.ServerCount("DHCPADVERTISE(srv0)") == 1);
+  CHECK(lab.KeaCount("DHCP6_LEASE_ADVERT") == 1);
+  const std::string ip = Addr(r);
+  CHECK(absl::StartsWith(ip, "2001:db8:77::1"));
+  CHECK(ip != "2001:db8:77::100");
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 1);
+  CHECK(lab.KeaCount("REQUEST (type 3) received") == 0);
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1, lab.kea_ns}, {"br0", "mst1"});
 }
