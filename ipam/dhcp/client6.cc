@@ -414,7 +414,8 @@ absl::Status Conn6::WaitRouter(absl::Time deadline, int cancel_fd) {
 absl::StatusOr<v6::Message> Exchange6(Conn6& conn, v6::Message msg,
                                       const std::function<bool(const v6::Message&)>& match, absl::Time deadline,
                                       const Timing& timing, absl::Duration irt, absl::Duration mrt, int cancel_fd,
-                                      absl::string_view what) {
+                                      absl::string_view what,
+                                      const std::function<std::optional<v6::Message>()>& on_timeout) {
   const absl::Time start = absl::Now();
   const absl::Duration cap = std::min({mrt, timing.resend_max, timing.timeout});
   absl::Duration rt = std::min(irt * (1 + 0.1 * Jitter()), cap);
@@ -426,6 +427,9 @@ absl::StatusOr<v6::Message> Exchange6(Conn6& conn, v6::Message msg,
     RETURN_IF_ERROR(conn.Send(m));
     ASSIGN_OR_RETURN(std::optional<v6::Message> reply, conn.Receive(std::min(deadline, absl::Now() + rt), match, cancel_fd));
     if (reply) return *std::move(reply);
+    if (on_timeout) {
+      if (std::optional<v6::Message> chosen = on_timeout()) return *std::move(chosen);
+    }
     if (absl::Now() >= deadline) {
       return Error(ErrorCode::kTryAgainLater,
                    absl::StrCat("no DHCPv6 reply to ", what, " on \"", conn.ifname(), "\" within ",

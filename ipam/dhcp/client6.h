@@ -118,10 +118,13 @@ class Conn6 {
 // RFC 8415's retransmission for one exchange: the first wait `irt`, then
 // doubling (+/- 10 % jitter) up to `mrt` (and never more than the daemon's
 // -resendmax), until `deadline` (code 11 naming `what`). The elapsed time
-// option is added to every transmission.
+// option is added to every transmission. `on_timeout`, if given, is asked
+// whenever a transmission's wait ends without a match (and at the
+// deadline): a message it returns ends the exchange as the answer.
 absl::StatusOr<v6::Message> Exchange6(Conn6& conn, v6::Message msg,
                                       const std::function<bool(const v6::Message&)>& match, absl::Time deadline,
                                       const Timing& timing, absl::Duration irt, absl::Duration mrt, int cancel_fd,
-                                      absl::string_view what);
+                                      absl::string_view what,
+                                      const std::function<std::optional<v6::Message>()>& on_timeout = nullptr);
 
 }  // namespace cni::dhcp

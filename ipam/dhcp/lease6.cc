@@ -147,12 +147,19 @@ absl::StatusOr<Lease6::Bound> Lease6::Solicit(Conn6& conn, absl::Time deadline) 
     const std::string* client = m.Get(v6::opt::kClientId);
     return m.xid == want && client != nullptr && *client == duid_ && m.Get(v6::opt::kServerId) != nullptr;
   };
-  // The first ADVERTISE that offers an address (RFC 8415 18.2.1 lets a
-  // client wait for more and pick by preference; one server per link is the
-  // case here), or a Rapid Commit REPLY.
-  // An ADVERTISE without an address (NoAddrsAvail) is no answer (RFC 8415
-  // 18.2.9: keep soliciting), but its reason goes into the error.
+  // RFC 8415 18.2.1 and 18.2.9: the ADVERTISEs that offer an address are
+  // collected until the first retransmission timeout (about 1 s) ends, and
+  // the one with the highest preference (option 7; the first among equals)
+  // is taken; one with preference 255 is taken at once, as is a Rapid
+  // Commit REPLY. After that first timeout, the first offer to come is
+  // taken. With two servers on a link, the first to answer is not
+  // necessarily the one the network prefers.
+  // An ADVERTISE without an address (NoAddrsAvail) is no answer (keep
+  // soliciting), but its reason goes into the error.
   std::string refusal;
+  std::optional<v6::Message> best;
+  int best_preference = -1;
+  bool first_timeout_over = false;
   absl::StatusOr<v6::Message> answered = Exchange6(
       conn, solicit,
       [&](const v6::Message& m) {
@@ -160,10 +167,22 @@ absl::StatusOr<Lease6::Bound> Lease6::Solicit(Conn6& conn, absl::Time deadline) 
         if (m.type == v6::MessageType::kReply) return m.Get(v6::opt::kRapidCommit) != nullptr;
         if (m.type != v6::MessageType::kAdvertise) return false;
         absl::StatusOr<Bound> offer = BoundOf(m, {});
-        if (!offer.ok()) refusal = std::string(offer.status().message());
-        return offer.ok();
+        if (!offer.ok()) {
+          refusal = std::string(offer.status().message());
+          return false;
+        }
+        const std::string* pref = m.Get(v6::opt::kPreference);
+        const int preference = pref != nullptr && pref->size() == 1 ? static_cast<uint8_t>((*pref)[0]) : 0;
+        if (preference > best_preference) {
+          best = m;
+          best_preference = preference;
+        }
+        return preference == 255 || first_timeout_over;
       },
-      deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT");
+      deadline, timing_, kSolTimeout, kSolMaxRt, cancel_.get(), "SOLICIT", [&]() -> std::optional<v6::Message> {
+        first_timeout_over = true;
+        return best;
+      });
   if (!answered.ok() && !refusal.empty()) {
     return WithCode(absl::Status(answered.status().code(), absl::StrCat(answered.status().message(), " (", refusal, ")")),
                     static_cast<ErrorCode>(CodeOf(answered.status())));
@@ -209,6 +228,24 @@ absl::StatusOr<Lease6::Bound> Lease6::Renew(Conn6& conn, absl::Time deadline, bo
                                 *client == duid_;
                        },
                        deadline, timing_, kRenTimeout, kRenMaxRt, cancel_.get(), rebind ? "REBIND" : "RENEW"));
+  // RFC 8415 18.2.10.1: the server has no binding for the IA (dnsmasq
+  // after losing its lease file; Kea binds the address again instead):
+  // REQUEST it from the server that answered, within the same deadline.
+  if (NoBinding(reply) && reply.Get(v6::opt::kServerId) != nullptr) {
+    Log(absl::StrCat("the server has no binding for ", cur.addr.addr.ToString(), ", requesting it"));
+    v6::Message request = NewMessage(v6::MessageType::kRequest);
+    request.Add(v6::opt::kServerId, *reply.Get(v6::opt::kServerId));
+    request.Add(v6::opt::kIaNa, v6::EncodeIaNa({.iaid = iaid_, .addresses = {{cur.addr.addr, 0, 0}}}));
+    const uint32_t rxid = request.xid;
+    ASSIGN_OR_RETURN(reply, Exchange6(
+                                conn, request,
+                                [&](const v6::Message& m) {
+                                  const std::string* client = m.Get(v6::opt::kClientId);
+                                  return m.xid == rxid && m.type == v6::MessageType::kReply && client != nullptr &&
+                                         *client == duid_;
+                                },
+                                deadline, timing_, kReqTimeout, kReqMaxRt, cancel_.get(), "REQUEST"));
+  }
   absl::StatusOr<Bound> b = BoundOf(reply, cur.ra);
   if (!b.ok()) return WithCode(b.status(), ErrorCode::kInternal);
   if (b->addr.addr != cur.addr.addr) {
@@ -217,6 +254,15 @@ absl::StatusOr<Lease6::Bound> Lease6::Renew(Conn6& conn, absl::Time deadline, bo
   }
   if (b->server_id.empty()) b->server_id = cur.server_id;
   return b;
+}
+
+bool Lease6::NoBinding(const v6::Message& reply) const {
+  for (const auto& [code, value] : reply.options) {
+    if (code != v6::opt::kIaNa) continue;
+    absl::StatusOr<v6::IaNa> ia = v6::DecodeIaNa(value);
+    if (ia.ok() && ia->iaid == iaid_ && ia->status == v6::kStatusNoBinding) return true;
+  }
+  return false;
 }
 
 void Lease6::Commit(Bound b, bool notify) {

@@ -66,7 +66,11 @@ class Lease6 : public LeaseBase {
   // The REPLY's usable address for our IA, or an error naming the status.
   absl::StatusOr<Bound> BoundOf(const v6::Message& reply, const RouterAdvert& ra) const;
   absl::StatusOr<Bound> Solicit(Conn6& conn, absl::Time deadline);
+  // RENEW (or REBIND) of the bound address; a REPLY whose IA says
+  // NoBinding (the server lost it) is followed by a REQUEST for it.
   absl::StatusOr<Bound> Renew(Conn6& conn, absl::Time deadline, bool rebind);
+  // True when `reply` has our IA with status NoBinding.
+  bool NoBinding(const v6::Message& reply) const;
   absl::Status SendRelease();
   void ReleaseOnce(Conn6& conn, const std::string& server_id, const net::IpAddress& addr);
   void Decline(Conn6& conn, const std::string& server_id, const net::IpAddress& addr);

@@ -85,15 +85,22 @@ bool Listening(const std::string& path) {
 // A child process with its stderr (and stdout) in `log`, killed with SIGKILL
 // if the test process dies, stopped (SIGTERM) on destruction unless already
 // reaped. With `listen_fd` >= 0 it gets that socket as fd 3 with LISTEN_FDS=1
-// and LISTEN_PID set to its own pid (systemd socket activation).
+// and LISTEN_PID set to its own pid (systemd socket activation). Its
+// environment is PATH plus `env` ("NAME=value" each).
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const std::string& log, int listen_fd = -1) {
+  Child(const std::vector<std::string>& argv, const std::string& log, int listen_fd = -1,
+        const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = argv;
     std::vector<char*> cargv;
     for (std::string& s : args) cargv.push_back(s.data());
     cargv.push_back(nullptr);
-    std::string path_env = kTestPath;
+    std::vector<std::string> env_strings = {kTestPath};
+    env_strings.insert(env_strings.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (std::string& s : env_strings) envp.push_back(s.data());
+    const size_t listen_at = envp.size();  // LISTEN_PID and LISTEN_FDS go here, then the end
+    envp.insert(envp.end(), 3, nullptr);
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
@@ -104,7 +111,6 @@ class Child {
         dup2(fd, 2);
       }
       char pid_env[64] = "LISTEN_PID=";
-      char* envp[4] = {path_env.data(), nullptr, nullptr, nullptr};
       if (listen_fd >= 0) {
         // dup2 onto itself would keep the socket's close-on-exec flag.
         if (listen_fd == 3) {
@@ -123,10 +129,10 @@ class Child {
         size_t at = strlen(pid_env);
         while (n > 0) pid_env[at++] = digits[--n];
         pid_env[at] = '\0';
-        envp[1] = pid_env;
-        envp[2] = const_cast<char*>("LISTEN_FDS=1");
+        envp[listen_at] = pid_env;
+        envp[listen_at + 1] = const_cast<char*>("LISTEN_FDS=1");
       }
-      execve(cargv[0], cargv.data(), envp);
+      execve(cargv[0], cargv.data(), envp.data());
       _exit(127);
     }
   }
@@ -162,11 +168,16 @@ struct Lab {
   TempDir dir;
   std::string server_ns;
   std::unique_ptr<Child> dnsmasq;
+  std::unique_ptr<Child> kea;  // Kea's DHCPv6 server, where a test uses it instead of dnsmasq
   std::unique_ptr<Child> daemon;
   std::string server_if = "srv0";  // the interface dnsmasq serves
+  // Where Kea runs: the server's namespace and interface unless a test
+  // gives it a link of its own.
+  std::string kea_ns, kea_if = "srv0";
 
   explicit Lab(NetnsFixture& f) : fx(f) {
     server_ns = fx.AddNetns("dhcpsrv");
+    kea_ns = server_ns;
     MustExec(fx, "", {"ip", "link", "add", "mst0", "type", "veth", "peer", "name", "srv0", "netns", server_ns});
     MustExec(fx, "", {"ip", "link", "set", "mst0", "up"});
     MustExec(fx, server_ns, {"ip", "addr", "add", std::string(kServer) + "/24", "dev", "srv0"});
@@ -181,11 +192,14 @@ struct Lab {
   // Stops the daemon (SIGTERM: it keeps its leases) and the server.
   // Its log goes to stderr (shown by ctest when the test fails).
   void Stop() {
-    if (!daemon && !dnsmasq) return;
+    if (!daemon && !dnsmasq && !kea) return;
     daemon.reset();
     dnsmasq.reset();
+    kea.reset();
     std::string log = ReadFile(DaemonLog());
     if (!log.empty()) fprintf(stderr, "--- dhcp daemon log\n%s", log.c_str());
+    std::string kea_log = ReadFile(KeaLog());
+    if (!kea_log.empty()) fprintf(stderr, "--- kea-dhcp6 log\n%s", kea_log.c_str());
   }
 
   // Stops both, deletes `containers`, the server namespace and mst0 (plus
@@ -243,6 +257,66 @@ struct Lab {
     argv.insert(argv.end(), extra.begin(), extra.end());
     dnsmasq = std::make_unique<Child>(argv, dir.str() + "/dnsmasq.out");
     REQUIRE(WaitFor([&] { return absl::StrContains(ReadFile(ServerLog()), "DHCPv6, IP range"); }, 5000));
+  }
+
+  std::string KeaLog() const { return dir.str() + "/kea.log"; }
+  std::string KeaLeases() const { return dir.str() + "/kea-leases6.csv"; }
+
+  // Kea's DHCPv6 server (kea-dhcp6) on srv0, all its files in the temp dir
+  // (configuration, memfile lease file, log, pid file; no lock file, no
+  // control socket; a fixed server identifier, not persisted, so that a
+  // restarted Kea is the same server): addresses `first` to
+  // `last` of 2001:db8:77::/64, the timers and lifetimes given (seconds),
+  // DNS server kServer6 and search list dhcp.test. No Rapid Commit (Kea's
+  // default): SOLICIT, ADVERTISE, REQUEST, REPLY. Kea sends no RAs.
+  void StartKea(const std::string& first, const std::string& last, int renew, int rebind, int valid) {
+    Json config = {
+        {"Dhcp6",
+         {{"interfaces-config", {{"interfaces", {kea_if}}}},
+          {"server-id", {{"type", "EN"}, {"enterprise-id", 2495}, {"identifier", "6b6561"}, {"persist", false}}},
+          {"lease-database", {{"type", "memfile"}, {"name", KeaLeases()}, {"lfc-interval", 0}}},
+          {"renew-timer", renew},
+          {"rebind-timer", rebind},
+          {"preferred-lifetime", valid},
+          {"valid-lifetime", valid},
+          {"option-data",
+           {{{"name", "dns-servers"}, {"data", kServer6}}, {{"name", "domain-search"}, {"data", "dhcp.test"}}}},
+          {"subnet6",
+           {{{"id", 1},
+             {"subnet", "2001:db8:77::/64"},
+             {"interface", kea_if},
+             {"pools", {{{"pool", first + "-" + last}}}}}}},
+          // Debug level 55 logs every message received, by type (DHCP6_PACKET_RECEIVED).
+          {"loggers",
+           {{{"name", "kea-dhcp6"},
+             {"output_options", {{{"output", KeaLog()}}}},
+             {"severity", "DEBUG"},
+             {"debuglevel", 55}}}}}}};
+    // Kea opens no socket on an interface that is not running yet (the
+    // kernel reports the veth's carrier up to a second after both ends came up).
+    REQUIRE(WaitFor(
+        [&] { return absl::StrContains(MustExec(fx, kea_ns, {"ip", "-o", "link", "show", kea_if}), "state UP"); },
+        3000));
+    const std::string path = dir.str() + "/kea-dhcp6.json";
+    std::ofstream(path) << config.dump(2);
+    // A copy of the program runs: Debian's AppArmor profile for
+    // /usr/sbin/kea-dhcp6 (where AppArmor is on) confines it to /etc/kea,
+    // /var/lib/kea and /run/kea, not the temp dir.
+    const std::string program = dir.str() + "/kea-dhcp6";
+    if (!std::filesystem::exists(program)) std::filesystem::copy_file("/usr/sbin/kea-dhcp6", program);
+    const int started = KeaCount("DHCP6_STARTED");  // a restart appends to the log
+    kea = std::make_unique<Child>(
+        std::vector<std::string>{"/usr/bin/nsenter", "--net=" + kea_ns, "--", program, "-c", path},
+        dir.str() + "/kea.out", -1,
+        std::vector<std::string>{"KEA_PIDFILE_DIR=" + dir.str(), "KEA_LOCKFILE_DIR=none"});
+    REQUIRE(WaitFor([&] { return KeaCount("DHCP6_STARTED") > started; }, 5000));
+  }
+  // How many times Kea logged `what`.
+  int KeaCount(const std::string& what) const {
+    std::string log = ReadFile(KeaLog());
+    int n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
   }
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
@@ -1400,4 +1474,142 @@ TEST_CASE("dhcp: RFC 4191 route information of the RA becomes a route of the res
   MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
   MustSucceed(Mv("DEL", conf, c1, "ctr1"));
   lab.Finish({c1});
+}
+
+TEST_CASE("dhcp: Kea as the DHCPv6 server: four-message exchange, RENEW at T1 keeps the lease, RELEASE frees it",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // One address, T1 1 s, T2 2 s, valid 4 s: the lease outlives its first
+  // valid lifetime only by renewals, and the next client gets the address
+  // only once it is released.
+  const std::string pool = "2001:db8:77::100";
+  lab.StartKea(pool, pool, 1, 2, 4);
+  RouteInfoAdvertiser advertiser(lab.server_ns);  // Kea sends no RAs
+  lab.StartDaemon();
+  const std::string router = ServerLinkLocal(fx, lab);
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  const auto bound = std::chrono::steady_clock::now();
+  cni::Result r = MustResult(add);
+  REQUIRE(r.ips.size() == 1);
+  CHECK(Addr(r) == pool);
+  CHECK(r.ips[0].address.len() == 64);
+  CHECK(r.ips[0].gateway == A(router));
+  CHECK(r.dns.nameservers == std::vector<std::string>{kServer6});
+  CHECK(r.dns.search == std::vector<std::string>{"dhcp.test"});
+  CHECK(lab.KeaCount("SOLICIT (type 1) received") == 1);
+  CHECK(lab.KeaCount("REQUEST (type 3) received") == 1);
+  CHECK(Ping(c1, A(kServer6)));
+  // RENEWs by the T1 timer, from the client's link-local address.
+  CHECK(WaitFor([&] { return lab.KeaCount("RENEW (type 5) received") >= 1; }, 4000));
+  // Past the first valid lifetime (4 s): still bound, renewed again, same address.
+  std::this_thread::sleep_until(bound + std::chrono::seconds(5));
+  CHECK(lab.KeaCount("DHCP6_LEASE_RENEW") >= 2);
+  CHECK(lab.KeaCount("REBIND (type 6) received") == 0);
+  CHECK(lab.KeaCount("SOLICIT (type 1) received") == 1);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Addr(MustResult(CallPlugin("dhcp", "ADD", conf, c1, "ctr1"))) == pool);
+  CHECK(Ping(c1, A(kServer6)));
+  CHECK(absl::StrContains(ReadFile(lab.DaemonLog()), "renewing the lease"));
+  // Kea restarts without its leases (same server identifier): the next
+  // RENEW binds the address again, where dnsmasq answers NoBinding.
+  lab.kea.reset();
+  std::filesystem::remove(lab.KeaLeases());
+  lab.StartKea(pool, pool, 1, 2, 4);
+  const int renewed = lab.KeaCount("DHCP6_LEASE_RENEW");  // by the Kea before the restart
+  CHECK(WaitFor([&] { return lab.KeaCount("DHCP6_LEASE_RENEW") > renewed; }, 4000));
+  CHECK(WaitFor([&] { return absl::StrContains(ReadFile(lab.KeaLeases()), pool + ","); }, 1000));
+  CHECK(!absl::StrContains(ReadFile(lab.DaemonLog()), "no binding"));
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  // DEL sends RELEASE; Kea frees the address and the next client gets it.
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return lab.KeaCount("RELEASE (type 8) received") == 1; }, 3000));
+  std::string c2 = fx.AddNetns("c2");
+  CHECK(Addr(MustResult(Mv("ADD", conf, c2, "ctr2"))) == pool);
+  MustSucceed(Mv("DEL", conf, c2, "ctr2"));
+  lab.Finish({c1, c2});
+}
+
+
+TEST_CASE("dhcp: a DHCPv6 server that lost the binding answers RENEW with NoBinding: REQUEST gets it back",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  lab.StartServer6();
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  std::string conf = MacvlanConf(lab, {{"family", "ipv6"}});
+  RunResult add = Mv("ADD", conf, c1, "ctr1");
+  const std::string ip = Addr(MustResult(add));
+  // dnsmasq restarts without its lease file (a lease database on tmpfs
+  // after a reboot), and the daemon's restart renews the lease at once.
+  // Its server DUID (the lease file's "duid" line) stays: a RENEW to
+  // another server's DUID is ignored (RFC 8415 16.6), not answered.
+  lab.daemon->Stop(SIGTERM);
+  lab.dnsmasq.reset();
+  std::string duid_line;
+  for (absl::string_view line : absl::StrSplit(ReadFile(lab.Leases()), '\n')) {
+    if (absl::StartsWith(line, "duid ")) duid_line = std::string(line) + "\n";
+  }
+  REQUIRE(!duid_line.empty());
+  std::ofstream(lab.Leases(), std::ios::trunc) << duid_line;
+  const int started = lab.ServerCount("DHCPv6, IP range");  // the log goes on from the first start
+  lab.StartServer6();
+  REQUIRE(WaitFor([&] { return lab.ServerCount("DHCPv6, IP range") > started; }, 5000));
+  REQUIRE(!lab.ServerHasLease(ip));
+  lab.StartDaemon();
+  CHECK(WaitFor([&] { return lab.ServerCount("DHCPRENEW(srv0)") == 1; }, 5000));
+  // RFC 8415 18.2.10.1: a NoBinding status in the REPLY to a RENEW makes
+  // the client REQUEST the address; the server binds it again.
+  CHECK(WaitFor([&] { return lab.ServerHasLease(ip); }, 5000));
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 1);
+  CHECK(lab.ServerCount("DHCPREBIND(srv0)") == 0);
+  MustSucceed(Mv("CHECK", WithPrevResult(conf, add.out), c1, "ctr1"));
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1});
+}
+
+
+TEST_CASE("dhcp: two DHCPv6 servers: the ADVERTISE with the higher preference wins, not the first",
+          "[netns][dhcp][dhcp6]") {
+  NetnsFixture fx;
+  Lab lab(fx);
+  // One link, two servers: dnsmasq (and its RAs) behind mst0 with
+  // preference 100, Kea without a preference (0) behind mst1 in a
+  // namespace of its own, both ports of the host's bridge br0, the
+  // macvlan master. Kea usually ADVERTISEs first.
+  lab.kea_ns = fx.AddNetns("kea");
+  lab.kea_if = "srv1";
+  MustExec(fx, "", {"ip", "link", "add", "mst1", "type", "veth", "peer", "name", "srv1", "netns", lab.kea_ns});
+  MustExec(fx, "", {"ip", "link", "add", "br0", "type", "bridge"});
+  for (const char* port : {"mst0", "mst1"}) MustExec(fx, "", {"ip", "link", "set", port, "master", "br0", "up"});
+  MustExec(fx, "", {"ip", "link", "set", "br0", "up"});
+  // Kea binds to srv1's link-local address: usable at once, without DAD.
+  MustExec(fx, lab.kea_ns, {"sysctl", "-qw", "net.ipv6.conf.srv1.accept_dad=0"});
+  MustExec(fx, lab.kea_ns, {"ip", "link", "set", "srv1", "up"});
+  lab.StartServer6("2001:db8:77::20", /*v4=*/false, {"--dhcp-option=option6:7,100"});
+  lab.StartKea("2001:db8:77::100", "2001:db8:77::100", 60, 90, 120);
+  lab.StartDaemon();
+  std::string c1 = fx.AddNetns("c1");
+  // Without Rapid Commit: dnsmasq would otherwise REPLY at once, which ends the wait.
+  std::string conf = Json{{"cniVersion", "1.1.0"}, {"name", "dhcpnet"}, {"type", "macvlan"}, {"master", "br0"},
+                          {"ipam", DhcpIpam(lab, {{"family", "ipv6"}, {"rapidCommit", false}})}}
+                         .dump();
+  cni::Result r = MustResult(Mv("ADD", conf, c1, "ctr1"));
+  // Both servers advertised; the client REQUESTed dnsmasq's address.
+  CHECK(lab.ServerCount("DHCPADVERTISE(srv0)") == 1);
+  CHECK(lab.KeaCount("DHCP6_LEASE_ADVERT") == 1);
+  const std::string ip = Addr(r);
+  CHECK(ip != "2001:db8:77::100");
+  CHECK(lab.ServerCount("DHCPREQUEST(srv0)") == 1);
+  CHECK(lab.ServerHasLease(ip));  // from dnsmasq's range, ::10 to ::20
+  CHECK(lab.KeaCount("REQUEST (type 3) received") == 0);
+  CHECK(Ping(c1, A(kServer6)));
+  MustSucceed(Mv("DEL", conf, c1, "ctr1"));
+  CHECK(WaitFor([&] { return !lab.ServerHasLease(ip); }, 3000));
+  lab.Finish({c1, lab.kea_ns}, {"br0", "mst1"});
 }
