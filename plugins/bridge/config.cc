@@ -16,9 +16,7 @@ namespace {
 
 constexpr int kMaxVlan = 4094;  // 4095 is reserved by 802.1Q
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("bridge: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("bridge", msg); }
 
 // `name` must be usable as an interface name; `what` says which one it is.
 absl::Status RequireInterfaceName(absl::string_view what, absl::string_view name) {

@@ -11,9 +11,7 @@
 namespace cni::host_device {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("host-device: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("host-device", msg); }
 
 absl::StatusOr<std::optional<net::MacAddress>> ParseHwaddrKey(const config::Field& key) {
   ASSIGN_OR_RETURN(std::optional<std::string> text, key.AsString());
