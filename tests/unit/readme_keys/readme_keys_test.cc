@@ -152,13 +152,13 @@ TEST_CASE("README key tables match the keys each plugin reads", "[unit][readme]"
     std::vector<std::string> keys;
   };
   const std::vector<Plugin> plugins = {
-      {"plugins/bridge", cni::bridge::Config::KeyNames()},
+      {"plugins/bridge", cni::bridge::Config::kKeys.Names()},
       {"plugins/dummy", cni::dummy::Config::KeyNames()},
-      {"plugins/host-device", cni::host_device::Config::KeyNames()},
+      {"plugins/host-device", cni::host_device::Config::kKeys.Names()},
       {"plugins/ipvlan", cni::ipvlan::Config::KeyNames()},
       {"plugins/loopback", cni::loopback::Config::KeyNames()},
       {"plugins/macvlan", cni::macvlan::Config::KeyNames()},
-      {"plugins/ptp", cni::ptp::Config::KeyNames()},
+      {"plugins/ptp", cni::ptp::Config::kKeys.Names()},
       {"plugins/tap", cni::tap::Config::KeyNames()},
       {"plugins/vlan", cni::vlan::Config::KeyNames()},
       {"meta/bandwidth", cni::bandwidth::Config::KeyNames()},
