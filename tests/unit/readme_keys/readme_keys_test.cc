@@ -1,7 +1,8 @@
 // Each plugin's README "## Keys" table against the keys its code reads
-// (Config::KeyNames(), built from the plugin's key table), both ways: a key the
-// code reads that the README does not list fails, and so does a key the
-// README lists that the code does not read.
+// (Config::KeyNames(), or Config::kKeys.Names() for a plugin with
+// PluginKeys: built from the plugin's key table), both ways: a key the code
+// reads that the README does not list fails, and so does a key the README
+// lists that the code does not read.
 //
 // How a README table is read:
 // - the rows of the first table under the heading "## Keys" (an IPAM
