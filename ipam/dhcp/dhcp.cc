@@ -50,17 +50,21 @@ absl::StatusOr<Result> ResultOf(const Json& answer) {
   return ParseResult(*result);
 }
 
-}  // namespace
-
+// ADD: the daemon acquires a lease (or returns the one it keeps for this
+// attachment) and the result is built from it. Code 11 when the daemon is not
+// running or no server answered within its -resendtimeout.
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("ADD", args, config), config.add_budget));
   return ResultOf(answer);
 }
 
+// DEL: the daemon releases the lease; an attachment it does not know is success.
 absl::Status Del(const CmdArgs& args, const Config& config) {
   return CallDaemon(config.socket_path, Request("DEL", args, config), config.DelBudget()).status();
 }
 
+// CHECK: the daemon still maintains a bound lease for the attachment, and the
+// address in prevResult (when given) is the lease's.
 absl::Status Check(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Json answer, CallDaemon(config.socket_path, Request("CHECK", args, config), config.DelBudget()));
   ASSIGN_OR_RETURN(Result lease, ResultOf(answer));
@@ -78,12 +82,15 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return absl::OkStatus();
 }
 
+// STATUS: the daemon answers (code 50 when it does not).
 absl::Status Status(const CmdArgs&, const Config& config) {
   absl::Status st = CallDaemon(config.socket_path, {{"op", "STATUS"}}, config.DelBudget()).status();
   if (!st.ok()) return WithCode(st, ErrorCode::kPluginNotAvailable);
   return absl::OkStatus();
 }
 
+// GC: the daemon releases this network's leases whose attachment is not in
+// cni.dev/valid-attachments.
 absl::Status Gc(const CmdArgs& args, const Config& config) {
   Json valid = Json::array();
   for (const Attachment& a : args.conf.valid_attachments) {
@@ -92,6 +99,8 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
   Json request = {{"op", "GC"}, {"network", args.conf.name}, {"valid", valid}};
   return CallDaemon(config.socket_path, request, config.GcBudget()).status();
 }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});

@@ -14,9 +14,7 @@
 namespace cni::etcdipam {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("etcd-ipam: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("etcd-ipam", msg); }
 
 absl::StatusOr<std::vector<net::IpPrefix>> ParseExclude(const Json& v) {
   if (!v.is_array()) return Error(ErrorCode::kDecodingFailure, "\"exclude\" must be a list of CIDRs");

@@ -71,8 +71,6 @@ absl::StatusOr<std::vector<IpConfig>> Allocate(const CmdArgs& args, const Config
   return ips;
 }
 
-}  // namespace
-
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg) {
   Result result;
   result.cni_version = std::string(kCurrentVersion);
@@ -161,6 +159,8 @@ absl::Status Status(const CmdArgs&, const Config& cfg) {
     path = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   }
 }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});

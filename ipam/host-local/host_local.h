@@ -10,12 +10,8 @@
 
 namespace cni::hostlocal {
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& cfg);
-absl::Status Del(const CmdArgs& args, const Config& cfg);
-absl::Status Check(const CmdArgs& args, const Config& cfg);
-absl::Status Gc(const CmdArgs& args, const Config& cfg);
-absl::Status Status(const CmdArgs& args, const Config& cfg);
-
+// The command table for PluginMain: ADD, DEL, CHECK, GC and STATUS, whose
+// handlers are file-local in host_local.cc.
 PluginFuncs Funcs();
 
 }  // namespace cni::hostlocal

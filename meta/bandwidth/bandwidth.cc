@@ -100,6 +100,8 @@ std::string IfbAlias(const std::string& network, const std::string& container_id
   return absl::StrCat("cni-bandwidth ", network, " ", container_id);
 }
 
+namespace {
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Result result, PrevResult(config));
   result.cni_version = args.conf.cni_version;
@@ -179,6 +181,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return absl::OkStatus();
 }
 
+// Deletes this network's ifb devices whose container is not in the valid list.
 absl::Status Gc(const CmdArgs& args, const Config& config) {
   std::set<std::string> valid;
   for (const Attachment& a : args.conf.valid_attachments) valid.insert(a.container_id);
@@ -201,6 +204,8 @@ absl::Status Gc(const CmdArgs& args, const Config& config) {
 
 // Parsing the configuration is all there is to check.
 absl::Status Status(const CmdArgs&, const Config&) { return absl::OkStatus(); }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   // DEL and GC read only what the teardown needs (TeardownConfig).

@@ -15,12 +15,8 @@
 
 namespace cni::bandwidth {
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
-absl::Status Check(const CmdArgs& args, const Config& config);
-// Deletes this network's ifb devices whose container is not in the valid list.
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table for PluginMain: ADD, DEL, CHECK, GC and STATUS, whose
+// handlers are file-local in bandwidth.cc.
 PluginFuncs Funcs();
 
 // prevResult exists from 0.3.0: the versions where chaining is possible.

@@ -12,9 +12,7 @@ namespace {
 constexpr const char* kKeys[] = {"ingressRate", "ingressBurst", "egressRate", "egressBurst"};
 constexpr uint64_t kMaxUint32 = 0xFFFFFFFFu;
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("bandwidth: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("bandwidth", msg); }
 
 absl::StatusOr<Limits> ReadLimits(const Json& obj) {
   uint64_t* fields[4];

@@ -94,6 +94,8 @@ absl::StatusOr<std::unique_ptr<RuleSet>> MakeRuleSet(BackendKind kind, LazyNetfi
   return MakeNftablesRuleSet(nf);
 }
 
+namespace {
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c) {
   RETURN_IF_ERROR(NeedPrevResult(c));
   RETURN_IF_ERROR(NeedBridge(c));
@@ -168,6 +170,8 @@ absl::Status Status(const CmdArgs& args, const Config& c) {
   }
   return absl::OkStatus();
 }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   // DEL and GC read the configuration leniently (see TeardownConfig).

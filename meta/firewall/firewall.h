@@ -18,13 +18,9 @@
 
 namespace cni::firewall {
 
-// The handlers (skel parses first: Config for ADD, CHECK and STATUS, the
+// The command table for PluginMain, whose handlers are file-local in
+// firewall.cc (skel parses first: Config for ADD, CHECK and STATUS, the
 // lenient TeardownConfig for DEL and GC).
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& c);
-absl::Status Del(const CmdArgs& args, const TeardownConfig& t);
-absl::Status Check(const CmdArgs& args, const Config& c);
-absl::Status Gc(const CmdArgs& args, const TeardownConfig& t);
-absl::Status Status(const CmdArgs& args, const Config& c);
 PluginFuncs Funcs();
 std::vector<std::string> SupportedVersions();
 

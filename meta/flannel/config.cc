@@ -13,9 +13,7 @@
 namespace cni::flannel {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("flannel: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("flannel", msg); }
 
 absl::StatusOr<Json> AnObject(const Json& v) {
   if (!v.is_object()) return Error(ErrorCode::kDecodingFailure, "expected an object");

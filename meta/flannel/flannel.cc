@@ -139,6 +139,8 @@ std::string MarshalDelegate(const Json& delegate) {
   return runtime::GoMarshal(j);
 }
 
+namespace {
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   RETURN_IF_ERROR(config.setup_error);
   ASSIGN_OR_RETURN(SubnetEnv env, LoadSubnetEnv(config.subnet_file));
@@ -246,6 +248,8 @@ absl::Status Status(const CmdArgs& args, const Config& config) {
   }
   return DelegateStatus(rebuilt->type, args, rebuilt->bytes);
 }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   return Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc, .status = Status});

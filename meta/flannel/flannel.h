@@ -31,11 +31,8 @@ absl::StatusOr<Json> BuildDelegate(const Config& config, const SubnetEnv& env);
 // whole numbers without a fraction, as Go's float64 prints them).
 std::string MarshalDelegate(const Json& delegate);
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-absl::Status Del(const CmdArgs& args, const Config& config);
-absl::Status Check(const CmdArgs& args, const Config& config);
-absl::Status Gc(const CmdArgs& args, const Config& config);
-absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table for PluginMain: ADD, DEL, CHECK, GC and STATUS, whose
+// handlers are file-local in flannel.cc.
 PluginFuncs Funcs();
 
 }  // namespace cni::flannel

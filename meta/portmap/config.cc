@@ -13,9 +13,7 @@
 namespace cni::portmap {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("portmap: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("portmap", msg); }
 absl::Status Decoding(absl::string_view msg) {
   return Error(ErrorCode::kDecodingFailure, absl::StrCat("portmap: ", msg));
 }

@@ -28,9 +28,7 @@ const config::Schema<Keys> kTeardownKeys = {
     config::Integer("table", &Keys::table, {1, UINT32_MAX}),
 };
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("sbr: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("sbr", msg); }
 
 }  // namespace
 

@@ -25,9 +25,7 @@
 namespace cni::sbr {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("sbr: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("sbr", msg); }
 
 absl::Status Mismatch(absl::string_view msg) {
   return Error(ErrorCode::kInternal, absl::StrCat("sbr: ", msg));

@@ -25,9 +25,7 @@
 namespace cni::tuning {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("tuning: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("tuning", msg); }
 
 // The link attributes that may come from the config and from args.cni.
 struct LinkKeys {

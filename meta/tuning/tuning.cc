@@ -167,6 +167,8 @@ bool SameSysctlValue(absl::string_view configured, absl::string_view current) {
   return a == b;
 }
 
+namespace {
+
 absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(Result result, PrevResult(config));
   RETURN_IF_ERROR(CheckAllowlistFile(config, AllowlistPath(args)));
@@ -182,6 +184,8 @@ absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config) {
   return result;
 }
 
+// Restores the link from its backup and removes the backup (with any
+// temporary file a killed ADD left).
 absl::Status Del(const CmdArgs& args, const BackupDir& dir) {
   std::string path = BackupPath(dir.path, args.container_id, args.ifname);
   absl::StatusOr<std::optional<Backup>> backup = ReadBackup(path);
@@ -207,6 +211,7 @@ absl::Status Check(const CmdArgs& args, const Config& config) {
   return ns.Run([&] { return VerifyHere(config, args); });
 }
 
+// Removes backups of this network's attachments that are not in the valid list.
 absl::Status Gc(const CmdArgs& args, const BackupDir& dir) {
   std::set<std::string> keep;
   for (const Attachment& a : args.conf.valid_attachments) {
@@ -231,6 +236,8 @@ absl::Status Gc(const CmdArgs& args, const BackupDir& dir) {
 
 // Parsing the configuration is all there is to check.
 absl::Status Status(const CmdArgs&, const Config&) { return absl::OkStatus(); }
+
+}  // namespace
 
 PluginFuncs Funcs() {
   // DEL and GC read only the dataDir (see BackupDir).

@@ -14,14 +14,8 @@
 
 namespace cni::tuning {
 
-absl::StatusOr<Result> Add(const CmdArgs& args, const Config& config);
-// Restores the link from its backup and removes the backup (with any
-// temporary file a killed ADD left).
-absl::Status Del(const CmdArgs& args, const BackupDir& dir);
-absl::Status Check(const CmdArgs& args, const Config& config);
-// Removes backups of this network's attachments that are not in the valid list.
-absl::Status Gc(const CmdArgs& args, const BackupDir& dir);
-absl::Status Status(const CmdArgs& args, const Config& config);
+// The command table for PluginMain: ADD, DEL, CHECK, GC and STATUS, whose
+// handlers are file-local in tuning.cc.
 PluginFuncs Funcs();
 
 // The allowlist file: $CNI_TUNING_ALLOWLIST from the runtime's environment, or

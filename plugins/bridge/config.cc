@@ -16,9 +16,7 @@ namespace {
 
 constexpr int kMaxVlan = 4094;  // 4095 is reserved by 802.1Q
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("bridge: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("bridge", msg); }
 
 // `name` must be usable as an interface name; `what` says which one it is.
 absl::Status RequireInterfaceName(absl::string_view what, absl::string_view name) {
@@ -71,26 +69,6 @@ absl::StatusOr<std::vector<int>> ParseTrunk(const config::Field& key) {
 }
 
 // The keys of the network configuration, in upstream's names.
-const config::Schema<Config> kKeys = {
-    config::String("bridge", &Config::bridge, /*empty_keeps_default=*/true),
-    config::Bool("isGateway", &Config::is_gateway),
-    config::Bool("isDefaultGateway", &Config::is_default_gateway),
-    config::Bool("forceAddress", &Config::force_address),
-    config::Bool("ipMasq", &Config::ip_masq),
-    config::Bool("hairpinMode", &Config::hairpin),
-    config::Bool("promiscMode", &Config::promisc),
-    config::Bool("preserveDefaultVlan", &Config::preserve_default_vlan),
-    config::Bool("macspoofchk", &Config::macspoofchk),
-    config::Bool("enabledad", &Config::enable_dad),
-    config::Bool("disableContainerInterface", &Config::disable_container_interface),
-    config::Bool("portIsolation", &Config::port_isolation),
-    config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-    config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-    config::Parsed("vlan", &Config::vlan, ParseVlan),
-    config::Parsed("vlanTrunk", &Config::trunk, ParseTrunk),
-    DnsKey<Config>(),
-};
-
 // The rules between keys (upstream's wording where it has one).
 absl::Status ValidateCombination(const Config& c) {
   RETURN_IF_ERROR(RequireInterfaceName("bridge name", c.bridge));
@@ -137,8 +115,33 @@ absl::Status RequireUnicastMac(const net::MacAddress& mac) {
 
 }  // namespace
 
+const PluginKeys<Config> Config::kKeys = {
+    .plugin = "bridge",
+    .table = {
+        config::String("bridge", &Config::bridge, /*empty_keeps_default=*/true),
+        config::Bool("isGateway", &Config::is_gateway),
+        config::Bool("isDefaultGateway", &Config::is_default_gateway),
+        config::Bool("forceAddress", &Config::force_address),
+        config::Bool("ipMasq", &Config::ip_masq),
+        config::Bool("hairpinMode", &Config::hairpin),
+        config::Bool("promiscMode", &Config::promisc),
+        config::Bool("preserveDefaultVlan", &Config::preserve_default_vlan),
+        config::Bool("macspoofchk", &Config::macspoofchk),
+        config::Bool("enabledad", &Config::enable_dad),
+        config::Bool("disableContainerInterface", &Config::disable_container_interface),
+        config::Bool("portIsolation", &Config::port_isolation),
+        config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+        config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+        config::Parsed("vlan", &Config::vlan, ParseVlan),
+        config::Parsed("vlanTrunk", &Config::trunk, ParseTrunk),
+        DnsKey<Config>(),
+    },
+    .teardown = {"ipMasq", "macspoofchk"},
+    .beside = {"args.cni.mac", "runtimeConfig.mac"},
+};
+
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "bridge"));
+  ASSIGN_OR_RETURN(Config c, kKeys.Parse(args));
   if (c.is_default_gateway) c.is_gateway = true;
   RETURN_IF_ERROR(ValidateCombination(c));
   ASSIGN_OR_RETURN(c.mac, ParseMac(args));
@@ -148,15 +151,11 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   return c;
 }
 
-const config::Schema<Config>& Config::Keys() { return kKeys; }
-
 absl::Status RequireSupported(const Config& config) {
   // ipMasqBackend needs no look here: Parse took only "", "iptables" or
   // "nftables", and ADD selects the backend (once) when it masquerades.
   if (config.mac) RETURN_IF_ERROR(RequireUnicastMac(*config.mac));
   return absl::OkStatus();
 }
-
-std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, {"args.cni.mac", "runtimeConfig.mac"}); }
 
 }  // namespace cni::bridge

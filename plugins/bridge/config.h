@@ -2,7 +2,6 @@
 // it reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,12 +58,9 @@ struct Config {
   // upstream's wording where it has one. Does not judge what only some
   // commands need; see RequireSupported.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
-  static std::vector<std::string> KeyNames();
-  // Parse's key table, and the names of its rows TeardownConfig reads.
-  static const config::Schema<Config>& Keys();
-  static constexpr std::array<absl::string_view, 2> kTeardownKeys = {"ipMasq", "macspoofchk"};
-  static constexpr absl::string_view kPlugin = "bridge";  // message prefix
+  // Its keys (config.cc): the table Parse reads and the rows TeardownConfig
+  // reads of it (PluginKeys, cni/plugin/plugin_keys.h).
+  static const PluginKeys<Config> kKeys;
 };
 
 // The configuration DEL and GC read: only what the teardown needs (the

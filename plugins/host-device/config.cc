@@ -11,9 +11,7 @@
 namespace cni::host_device {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("host-device: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("host-device", msg); }
 
 absl::StatusOr<std::optional<net::MacAddress>> ParseHwaddrKey(const config::Field& key) {
   ASSIGN_OR_RETURN(std::optional<std::string> text, key.AsString());
@@ -43,20 +41,23 @@ absl::StatusOr<std::string> BusId(const config::Field& key) {
   return *id;
 }
 
-const config::Schema<Config> kKeys = {
-    config::String("device", &Config::device),
-    config::Parsed("hwaddr", &Config::hwaddr, ParseHwaddrKey),
-    config::Parsed("kernelpath", &Config::kernel_path, ParseKernelPathKey),
-    config::Parsed("pciBusID", &Config::pci_bus_id, BusId),
-    DnsKey<Config>(),
-};
-
 }  // namespace
 
-const config::Schema<Config>& Config::Keys() { return kKeys; }
+const PluginKeys<Config> Config::kKeys = {
+    .plugin = "host-device",
+    .table = {
+        config::String("device", &Config::device),
+        config::Parsed("hwaddr", &Config::hwaddr, ParseHwaddrKey),
+        config::Parsed("kernelpath", &Config::kernel_path, ParseKernelPathKey),
+        config::Parsed("pciBusID", &Config::pci_bus_id, BusId),
+        DnsKey<Config>(),
+    },
+    .teardown = {"device"},
+    .beside = {"runtimeConfig.deviceID"},
+};
 
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "host-device"));
+  ASSIGN_OR_RETURN(Config c, kKeys.Parse(args));
   ASSIGN_OR_RETURN(c.device_id, BusId(config::Field(args.conf.runtime_config, "deviceID")));
   if (c.device.empty() && !c.hwaddr && c.kernel_path.empty() && c.pci_bus_id.empty() &&
       c.device_id.empty()) {
@@ -64,7 +65,5 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
   }
   return c;
 }
-
-std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys, {"runtimeConfig.deviceID"}); }
 
 }  // namespace cni::host_device

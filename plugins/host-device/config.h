@@ -3,7 +3,6 @@
 // (it needs sysfs and the kernel), still before anything is changed.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,12 +32,9 @@ struct Config {
   // Wrong types: code 6. None of the device keys, a bad MAC, a kernelpath
   // outside /sys/devices/: code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
-  static std::vector<std::string> KeyNames();
-  // Parse's key table, and the names of its rows TeardownConfig reads.
-  static const config::Schema<Config>& Keys();
-  static constexpr std::array<absl::string_view, 1> kTeardownKeys = {"device"};
-  static constexpr absl::string_view kPlugin = "host-device";  // message prefix
+  // Its keys (config.cc): the table Parse reads and the rows TeardownConfig
+  // reads of it (PluginKeys, cni/plugin/plugin_keys.h).
+  static const PluginKeys<Config> kKeys;
 };
 
 // The configuration DEL and GC read: "device" (the name to give a device

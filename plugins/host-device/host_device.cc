@@ -31,9 +31,7 @@ constexpr const char* kSysBusAuxiliary = "/sys/bus/auxiliary/devices";
 // has no kernel link to move.
 constexpr const char* kUserspaceDrivers[] = {"vfio-pci", "uio_pci_generic", "igb_uio"};
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("host-device: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("host-device", msg); }
 
 // Where the device is, once runtimeConfig.deviceID is resolved.
 struct Source {

@@ -7,21 +7,20 @@
 #include "cni/plugin/plugin_keys.h"
 
 namespace cni::ptp {
-namespace {
 
-const config::Schema<Config> kKeys = {
-    config::Bool("ipMasq", &Config::ip_masq),
-    config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-    config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-    DnsKey<Config>(),
+const PluginKeys<Config> Config::kKeys = {
+    .plugin = "ptp",
+    .table = {
+        config::Bool("ipMasq", &Config::ip_masq),
+        config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+        config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+        DnsKey<Config>(),
+    },
+    .teardown = {"ipMasq"},
 };
 
-}  // namespace
-
-const config::Schema<Config>& Config::Keys() { return kKeys; }
-
 absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
-  ASSIGN_OR_RETURN(Config c, ParseKeysAndIpam(args, kKeys, "ptp"));
+  ASSIGN_OR_RETURN(Config c, kKeys.Parse(args));
   // A ptp container without addresses makes no sense.
   if (c.ipam_type.empty()) {
     return Error(ErrorCode::kInvalidNetworkConfig, "ptp: \"ipam\" with a \"type\" is required");
@@ -33,7 +32,5 @@ absl::StatusOr<Config> Config::Parse(const CmdArgs& args) {
 }
 
 absl::Status RequireSupported(const Config&) { return absl::OkStatus(); }
-
-std::vector<std::string> Config::KeyNames() { return KeyNamesAndIpam(kKeys); }
 
 }  // namespace cni::ptp

@@ -2,7 +2,6 @@
 // reads, parsed and validated before any side effect (DESIGN rule 3).
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,12 +32,9 @@ struct Config {
   // Parses and validates the ptp keys of `args.conf`. Wrong types are code 6,
   // invalid values (MTU out of range, unknown backend, no ipam type) code 7.
   static absl::StatusOr<Config> Parse(const CmdArgs& args);
-  // The configuration keys Parse reads (KeyNamesAndIpam, cni/plugin/plugin_keys.h).
-  static std::vector<std::string> KeyNames();
-  // Parse's key table, and the names of its rows TeardownConfig reads.
-  static const config::Schema<Config>& Keys();
-  static constexpr std::array<absl::string_view, 1> kTeardownKeys = {"ipMasq"};
-  static constexpr absl::string_view kPlugin = "ptp";  // message prefix
+  // Its keys (config.cc): the table Parse reads and the rows TeardownConfig
+  // reads of it (PluginKeys, cni/plugin/plugin_keys.h).
+  static const PluginKeys<Config> kKeys;
 };
 
 // The configuration DEL and GC read: only what the teardown needs ("ipMasq"

@@ -24,9 +24,7 @@
 namespace cni::tap {
 namespace {
 
-absl::Status Invalid(absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat("tap: ", msg));
-}
+absl::Status Invalid(absl::string_view msg) { return InvalidConfig("tap", msg); }
 
 bool SelinuxEnabled() {
   struct stat st {};

@@ -15,18 +15,14 @@ namespace {
 constexpr int kVethMinMtu = 68;
 constexpr int kVethMaxMtu = 65535;  // ETH_MAX_MTU, also the bound of a link on a master
 
-absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
-}
-
 }  // namespace
 
 absl::StatusOr<int> ParseVethMtuKey(const config::Field& key, absl::string_view plugin) {
   ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
   if (!mtu || *mtu == 0) return 0;
   if (*mtu < kVethMinMtu || *mtu > kVethMaxMtu) {
-    return Invalid(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
-                                        ", or 0 for the default)"));
+    return InvalidConfig(plugin, absl::StrCat("mtu ", *mtu, " is out of range (", kVethMinMtu, "-", kVethMaxMtu,
+                                              ", or 0 for the default)"));
   }
   return static_cast<int>(*mtu);
 }
@@ -35,7 +31,7 @@ absl::StatusOr<std::string> ParseMasterKey(const config::Field& key, absl::strin
   ASSIGN_OR_RETURN(std::optional<std::string> master, key.AsString());
   if (!master || master->empty()) return std::string();
   if (absl::Status st = ValidateInterfaceName(*master); !st.ok()) {
-    return Invalid(plugin, absl::StrCat("master \"", *master, "\": ", st.message()));
+    return InvalidConfig(plugin, absl::StrCat("master \"", *master, "\": ", st.message()));
   }
   return *master;
 }
@@ -43,7 +39,7 @@ absl::StatusOr<std::string> ParseMasterKey(const config::Field& key, absl::strin
 absl::StatusOr<int> ParseSublinkMtuKey(const config::Field& key, absl::string_view plugin) {
   ASSIGN_OR_RETURN(std::optional<int64_t> mtu, key.AsInt());
   if (!mtu) return 0;
-  if (*mtu < 0 || *mtu > kVethMaxMtu) return Invalid(plugin, absl::StrCat("invalid MTU ", *mtu));
+  if (*mtu < 0 || *mtu > kVethMaxMtu) return InvalidConfig(plugin, absl::StrCat("invalid MTU ", *mtu));
   return static_cast<int>(*mtu);
 }
 
@@ -51,7 +47,8 @@ absl::StatusOr<std::string> ParseIpMasqBackendKey(const config::Field& key, absl
   ASSIGN_OR_RETURN(std::optional<std::string> backend, key.AsString());
   if (!backend || backend->empty()) return std::string();
   if (*backend != "iptables" && *backend != "nftables") {
-    return Invalid(plugin, absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
+    return InvalidConfig(plugin,
+                         absl::StrCat("ipMasqBackend must be \"iptables\" or \"nftables\", not \"", *backend, "\""));
   }
   return *backend;
 }

@@ -15,10 +15,6 @@
 namespace cni::sublink {
 namespace {
 
-absl::Status Invalid(absl::string_view plugin, absl::string_view msg) {
-  return Error(ErrorCode::kInvalidNetworkConfig, absl::StrCat(plugin, ": ", msg));
-}
-
 // Creates the link in the container under the attachment's temporary name
 // (it shows as CNI_IFNAME only once made), then renames it. A link already
 // under that name was left by an ADD of this attachment killed before its
@@ -64,8 +60,7 @@ absl::StatusOr<net::LinkInfo> ResolveMaster(net::NetlinkSocket& sock, const Mast
   if (!master.name.empty()) {
     absl::StatusOr<net::LinkInfo> m = net::LinkByName(sock, master.name);
     if (absl::IsNotFound(m.status())) {
-      return Invalid(plugin, absl::StrCat("master \"", master.name, "\" not found in the ", where,
-                                          " namespace"));
+      return InvalidConfig(plugin, absl::StrCat("master \"", master.name, "\" not found in the ", where, " namespace"));
     }
     return m;
   }
@@ -78,14 +73,13 @@ absl::StatusOr<net::LinkInfo> ResolveMaster(net::NetlinkSocket& sock, const Mast
       if (r.dst.len() == 0 && index != 0) return net::LinkByIndex(sock, index);
     }
   }
-  return Invalid(plugin, absl::StrCat("no master given and no default route in the ", where,
-                                      " namespace to take it from"));
+  return InvalidConfig(
+      plugin, absl::StrCat("no master given and no default route in the ", where, " namespace to take it from"));
 }
 
 absl::Status RequireMtuWithin(const net::LinkInfo& master, int mtu, absl::string_view plugin) {
   if (mtu <= master.mtu) return absl::OkStatus();
-  return Invalid(plugin,
-                 absl::StrCat("invalid MTU ", mtu, ", must be [0, master MTU(", master.mtu, ")]"));
+  return InvalidConfig(plugin, absl::StrCat("invalid MTU ", mtu, ", must be [0, master MTU(", master.mtu, ")]"));
 }
 
 absl::StatusOr<Result> Add(const CmdArgs& args, const AddSpec& spec) {
@@ -123,7 +117,7 @@ absl::Status ChainTo(const std::optional<Result>& prev, AddSpec& spec) {
   // made (upstream's rule).
   if (!spec.master.name.empty()) return absl::OkStatus();
   if (prev->interfaces.size() != 1 || prev->interfaces[0].name.empty()) {
-    return Invalid(spec.plugin, "chained master failure: prevResult lacks a single named interface");
+    return InvalidConfig(spec.plugin, "chained master failure: prevResult lacks a single named interface");
   }
   spec.master.name = prev->interfaces[0].name;
   return absl::OkStatus();

@@ -1,7 +1,8 @@
 // Each plugin's README "## Keys" table against the keys its code reads
-// (Config::KeyNames(), built from the plugin's key table), both ways: a key the
-// code reads that the README does not list fails, and so does a key the
-// README lists that the code does not read.
+// (Config::KeyNames(), or Config::kKeys.Names() for a plugin with
+// PluginKeys: built from the plugin's key table), both ways: a key the code
+// reads that the README does not list fails, and so does a key the README
+// lists that the code does not read.
 //
 // How a README table is read:
 // - the rows of the first table under the heading "## Keys" (an IPAM
@@ -152,13 +153,13 @@ TEST_CASE("README key tables match the keys each plugin reads", "[unit][readme]"
     std::vector<std::string> keys;
   };
   const std::vector<Plugin> plugins = {
-      {"plugins/bridge", cni::bridge::Config::KeyNames()},
+      {"plugins/bridge", cni::bridge::Config::kKeys.Names()},
       {"plugins/dummy", cni::dummy::Config::KeyNames()},
-      {"plugins/host-device", cni::host_device::Config::KeyNames()},
+      {"plugins/host-device", cni::host_device::Config::kKeys.Names()},
       {"plugins/ipvlan", cni::ipvlan::Config::KeyNames()},
       {"plugins/loopback", cni::loopback::Config::KeyNames()},
       {"plugins/macvlan", cni::macvlan::Config::KeyNames()},
-      {"plugins/ptp", cni::ptp::Config::KeyNames()},
+      {"plugins/ptp", cni::ptp::Config::kKeys.Names()},
       {"plugins/tap", cni::tap::Config::KeyNames()},
       {"plugins/vlan", cni::vlan::Config::KeyNames()},
       {"meta/bandwidth", cni::bandwidth::Config::KeyNames()},

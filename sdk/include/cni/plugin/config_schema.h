@@ -14,13 +14,21 @@
 //
 // ptp's table (plugins/ptp/config.cc), as it is:
 //
-//   const config::Schema<Config> kKeys = {
-//       config::Bool("ipMasq", &Config::ip_masq),
-//       config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
-//       config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
-//       DnsKey<Config>(),
+//   const PluginKeys<Config> Config::kKeys = {
+//       .plugin = "ptp",
+//       .table = {
+//           config::Bool("ipMasq", &Config::ip_masq),
+//           config::Parsed("ipMasqBackend", &Config::ip_masq_backend, ParseIpMasqBackendKey),
+//           config::Parsed("mtu", &Config::mtu, ParseVethMtuKey),
+//           DnsKey<Config>(),
+//       },
+//       .teardown = {"ipMasq"},
 //   };
-//   RETURN_IF_ERROR(config::ParseKeys(args.conf.raw, kKeys, "ptp", c));
+//   ASSIGN_OR_RETURN(Config c, kKeys.Parse(args));
+//
+// `table` is a config::Schema, walked by config::ParseKeys; PluginKeys
+// (cni/plugin/plugin_keys.h) adds what the plugin's DEL and GC read of it
+// and the list of the keys it reads.
 //
 // Every row reads only the key it names: the typed rows by construction,
 // Custom gets the value under its name, Parsed a Field of its name (never

@@ -73,17 +73,48 @@ absl::StatusOr<Out> ParseKeysAndIpam(const CmdArgs& args, const config::Schema<C
   return c;
 }
 
+// The configuration keys such a plugin reads, for its KeyNames: its table's
+// names, the keys `beside` it read in code, and "ipam" (the IPAM plugin it
+// delegates to). Its README's "## Keys" table lists exactly these
+// (tests/unit/readme_keys).
+template <typename Config>
+std::vector<std::string> KeyNamesAndIpam(const config::Schema<Config>& keys,
+                                         std::vector<std::string> beside = {}) {
+  std::vector<std::string> names = config::KeyNames(keys);
+  names.insert(names.end(), beside.begin(), beside.end());
+  names.push_back("ipam");
+  return names;
+}
+
+// All a plugin whose DEL and GC read fewer keys than ADD (bridge, ptp,
+// host-device) says of its keys, in one place: its Config's `kKeys`, defined
+// in its config.cc as the table and little else.
+template <typename Config>
+struct PluginKeys {
+  absl::string_view plugin;                 // the message prefix: "ptp"
+  config::Schema<Config> table;             // every key ADD reads
+  std::vector<absl::string_view> teardown;  // the rows of `table` DEL and GC read (TeardownOf)
+  std::vector<std::string> beside = {};     // keys read outside the table, for Names()
+
+  // The table's keys and the IPAM type (ParseKeysAndIpam); the plugin's
+  // Config::Parse goes on from there with its cross-key rules.
+  absl::StatusOr<Config> Parse(const CmdArgs& args) const { return ParseKeysAndIpam(args, table, plugin); }
+  // The configuration keys the plugin reads (KeyNamesAndIpam).
+  std::vector<std::string> Names() const { return KeyNamesAndIpam(table, beside); }
+};
+
 // The lenient configuration a plugin's DEL and GC read (the Teardown of
-// TypedWithTeardown): only the rows of its key table, Config::Keys(), named
-// in Config::kTeardownKeys, and the IPAM type; the other fields keep their
+// TypedWithTeardown): only the rows of Config::kKeys (a PluginKeys) named
+// in its `teardown`, and the IPAM type; the other fields keep their
 // defaults. So an ADD refused for another key leaves a DEL that succeeds,
 // and a configuration broken since ADD still removes what ADD made. A wrong
-// JSON type of a key it reads is still code 6 (prefixed Config::kPlugin).
+// JSON type of a key it reads is still code 6 (prefixed with the plugin).
 template <typename Config>
 struct TeardownOf : Config {
+  // The teardown rows of Config::kKeys and the IPAM type, from args.conf.
   static absl::StatusOr<TeardownOf> Parse(const CmdArgs& args) {
-    return ParseKeysAndIpam<Config, TeardownOf>(args, config::Only(Config::Keys(), Config::kTeardownKeys),
-                                                Config::kPlugin);
+    return ParseKeysAndIpam<Config, TeardownOf>(args, config::Only(Config::kKeys.table, Config::kKeys.teardown),
+                                                Config::kKeys.plugin);
   }
 };
 
@@ -108,19 +139,6 @@ config::Key<Config> DnsKey() {
 template <typename Config>
 config::Schema<Config> DnsOnlyKeys() {
   return {DnsKey<Config>()};
-}
-
-// The configuration keys such a plugin reads, for its KeyNames: its table's
-// names, the keys `beside` it read in code, and "ipam" (the IPAM plugin it
-// delegates to). Its README's "## Keys" table lists exactly these
-// (tests/unit/readme_keys).
-template <typename Config>
-std::vector<std::string> KeyNamesAndIpam(const config::Schema<Config>& keys,
-                                         std::vector<std::string> beside = {}) {
-  std::vector<std::string> names = config::KeyNames(keys);
-  names.insert(names.end(), beside.begin(), beside.end());
-  names.push_back("ipam");
-  return names;
 }
 
 }  // namespace cni
