@@ -35,12 +35,6 @@
 namespace cni::portmap::nft {
 namespace {
 
-constexpr const char* kTable = "cni_hostport";
-constexpr const char* kHostPorts = "hostports";
-constexpr const char* kHostIpHostPorts = "hostip_hostports";
-constexpr const char* kHostPortsAll = "hostports_all";
-constexpr const char* kMasq = "masquerading";
-
 constexpr size_t kHashLength = 33;  // 16 + "-" + 16
 constexpr absl::string_view kNetField = ", net: ";
 

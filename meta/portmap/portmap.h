@@ -78,6 +78,15 @@ std::unique_ptr<RuleSet> MakeIptablesRuleSet(LazyNetfilter& nf);
 std::unique_ptr<RuleSet> MakeRuleSet(fw::Backend backend, LazyNetfilter& nf);
 
 namespace nft {
+// The objects of the nftables backend, named as upstream 1.9 names them: a
+// node may run both plugins, and each must find the other's table, chains
+// and jumps (ip and ip6 tables of this name).
+inline constexpr const char* kTable = "cni_hostport";
+inline constexpr const char* kHostPortsAll = "hostports_all";        // entered from prerouting/output for local daddrs
+inline constexpr const char* kHostIpHostPorts = "hostip_hostports";  // mappings bound to one host IP
+inline constexpr const char* kHostPorts = "hostports";               // mappings on every host IP
+inline constexpr const char* kMasq = "masquerading";                 // hairpin and localhost masquerade
+
 // Appends the tables, chains and rules Add makes to `batch` (Add puts the
 // deletion of the container's stale rules first). For the families in
 // `shared_in_place`, whose table already holds the chains and jumps every
