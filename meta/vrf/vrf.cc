@@ -51,7 +51,7 @@ absl::StatusOr<std::optional<Vrf>> FindVrf(net::NetlinkSocket& sock, const std::
   if (absl::IsNotFound(link.status())) return std::nullopt;
   RETURN_IF_ERROR(link, "vrf");
   if (link->kind != "vrf") return Failed(absl::StrCat("link ", Quoted(name), " is not a VRF"));
-  ASSIGN_OR_RETURN(uint32_t table, net::VrfTableOf(sock, link->index), "vrf");
+  ASSIGN_OR_RETURN(uint32_t table, net::VrfTableOf(sock, *link), "vrf");
   return Vrf{*link, table};
 }
 
@@ -60,7 +60,7 @@ absl::StatusOr<uint32_t> FreeTable(const std::vector<net::LinkInfo>& links, net:
   std::set<uint32_t> taken;
   for (const net::LinkInfo& l : links) {
     if (l.kind != "vrf") continue;
-    absl::StatusOr<uint32_t> t = net::VrfTableOf(sock, l.index);
+    absl::StatusOr<uint32_t> t = net::VrfTableOf(sock, l);
     if (t.ok()) taken.insert(*t);
   }
   uint32_t table = 1;

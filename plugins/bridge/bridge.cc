@@ -96,7 +96,7 @@ absl::Status ConnectPort(net::NetlinkSocket& sock, const net::LinkInfo& bridge,
   RETURN_IF_ERROR(net::SetBridgePortFlags(sock, port, flags));
   if (vlans.remove_default) {
     // The kernel gave the new port the bridge's default_pvid (VLAN 1).
-    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePort(sock, port.index));
+    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePort(sock, port));
     for (const net::BridgeVlan& v : info.vlans) {
       absl::Status st = net::BridgeVlanDel(sock, port, v.vid);
       if (!st.ok() && !absl::IsNotFound(st)) return st;
@@ -175,7 +175,7 @@ absl::Status WaitForwarding(net::NetlinkSocket& sock, const net::LinkInfo& port)
   const int sleeps_ms[] = {0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 1000};
   for (int ms : sleeps_ms) {
     if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePortState(sock, port.index));
+    ASSIGN_OR_RETURN(net::BridgePortInfo info, net::GetBridgePortState(sock, port));
     state = info.state;
     if (state == BR_STATE_FORWARDING) return absl::OkStatus();
   }

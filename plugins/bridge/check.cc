@@ -137,7 +137,7 @@ absl::Status CheckHostVeth(net::NetlinkSocket& sock, const Config& config, const
     return Failed(absl::StrCat("host interface \"", veth->name, "\" is not a port of bridge \"",
                                config.bridge, "\""));
   }
-  ASSIGN_OR_RETURN(net::BridgePortInfo port, net::GetBridgePort(sock, veth->index));
+  ASSIGN_OR_RETURN(net::BridgePortInfo port, net::GetBridgePort(sock, *veth));
   if (port.hairpin != config.hairpin) {
     return Failed(absl::StrCat("hairpin mode of port \"", veth->name, "\" is ",
                                port.hairpin ? "on" : "off"));

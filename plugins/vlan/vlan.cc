@@ -12,7 +12,7 @@ namespace {
 
 // CHECK: the VLAN ID, and the MTU when the config sets one (upstream's checks).
 absl::Status CheckLink(net::NetlinkSocket& csock, const net::LinkInfo& link, const Config& config) {
-  ASSIGN_OR_RETURN(int id, net::VlanIdOf(csock, link.index));
+  ASSIGN_OR_RETURN(int id, net::VlanIdOf(csock, link));
   if (id != config.vlan_id) {
     return container_link::Mismatch("vlan", link, "VLAN ID", absl::StrCat(id), absl::StrCat(config.vlan_id));
   }

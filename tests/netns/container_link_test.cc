@@ -1,5 +1,5 @@
 // cni/net/container_link.h against the real kernel, and the SDK naming links
-// by name, not "dev #3", when a route or address request fails.
+// by name, not "dev #3", when a request about a link fails.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -7,10 +7,15 @@
 
 #include "cni/base/error.h"
 #include "cni/net/addr.h"
+#include "cni/net/bridge.h"
 #include "cni/net/container_link.h"
+#include "cni/net/ipvlan.h"
 #include "cni/net/link.h"
+#include "cni/net/macvlan.h"
 #include "cni/net/qdisc.h"
 #include "cni/net/route.h"
+#include "cni/net/vlan.h"
+#include "cni/net/vrf.h"
 #include "support/netns_fixture.h"
 #include "support/netns_tools.h"
 
@@ -91,4 +96,33 @@ TEST_CASE("route and address failures name the link by name", "[netns]") {
   absl::Status gone = cni::net::DeleteAddress(target.sock, 9999, addr);
   REQUIRE_FALSE(gone.ok());
   CHECK(gone.message().rfind("deleting address 10.1.0.5/24 from link #9999: ", 0) == 0);
+}
+
+TEST_CASE("link readers name the link by name when they fail", "[netns]") {
+  NetnsFixture fx;
+  const std::string ns = fx.AddNetns("ctr");
+  // A veth: of none of the readers' kinds, and on every kernel (dummy is not).
+  cni::test::MustExec(fx, ns, {"ip", "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"});
+  cni::test::MustExec(fx, ns, {"ip", "link", "add", "br0", "type", "bridge"});
+  cni::net::ContainerLink target = Must(cni::net::OpenContainerLink(ns, "eth0"));
+  cni::net::NetlinkSocket& sock = target.sock;
+  const cni::net::LinkInfo& veth = target.link;
+  auto message = [](const auto& result) { return std::string(result.status().message()); };
+
+  // A link of another kind than the reader's (code 999: the caller passed it).
+  CHECK(message(cni::net::MacvlanModeOf(sock, veth)) == "reading macvlan mode of \"eth0\": not a macvlan");
+  CHECK(message(cni::net::IpvlanModeOf(sock, veth)) == "reading ipvlan mode of \"eth0\": not an ipvlan");
+  CHECK(message(cni::net::VlanIdOf(sock, veth)) == "reading VLAN ID of \"eth0\": not a vlan");
+  CHECK(message(cni::net::VrfTableOf(sock, veth)) == "reading the table of vrf \"eth0\": not a vrf");
+  CHECK(message(cni::net::GetBridgePort(sock, veth)) == "reading bridge port \"eth0\": not a bridge port");
+  CHECK(message(cni::net::GetBridgePortState(sock, veth)) ==
+        "reading bridge port \"eth0\": not a bridge port");
+
+  // A bridge gone by the time it is read.
+  cni::net::LinkInfo bridge = Must(cni::net::LinkByName(sock, "br0"));
+  CHECK_FALSE(Must(cni::net::BridgeVlanFiltering(sock, bridge)));
+  cni::test::MustExec(fx, ns, {"ip", "link", "del", "br0"});
+  absl::StatusOr<bool> gone = cni::net::BridgeVlanFiltering(sock, bridge);
+  CHECK(absl::IsNotFound(gone.status()));
+  CHECK(message(gone).rfind("reading vlan_filtering of \"br0\": ", 0) == 0);
 }

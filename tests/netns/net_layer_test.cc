@@ -858,11 +858,11 @@ TEST_CASE("bridge ports: the state from one GET agrees with the AF_BRIDGE dump",
   spec.name = "br-test";
   LinkInfo br = Must(EnsureBridge(p.host, spec));
   MustOk(SetLinkUp(p.host, br));
-  CHECK(absl::IsNotFound(GetBridgePortState(p.host, p.host_link.index).status()));
+  CHECK(absl::IsNotFound(GetBridgePortState(p.host, p.host_link).status()));
   MustOk(SetLinkMaster(p.host, p.host_link, br.index));
   MustOk(SetBridgePortFlags(p.host, p.host_link, {.hairpin = true, .isolated = true}));
-  BridgePortInfo dumped = Must(GetBridgePort(p.host, p.host_link.index));
-  BridgePortInfo got = Must(GetBridgePortState(p.host, p.host_link.index));
+  BridgePortInfo dumped = Must(GetBridgePort(p.host, p.host_link));
+  BridgePortInfo got = Must(GetBridgePortState(p.host, p.host_link));
   CHECK(got.index == p.host_link.index);
   CHECK(got.master == br.index);
   CHECK(got.master == dumped.master);
@@ -873,7 +873,7 @@ TEST_CASE("bridge ports: the state from one GET agrees with the AF_BRIDGE dump",
   CHECK(got.isolated == dumped.isolated);
   CHECK(got.learning == dumped.learning);
   CHECK(got.vlans.empty());
-  CHECK(absl::IsNotFound(GetBridgePortState(p.host, br.index).status()));
+  CHECK(absl::IsNotFound(GetBridgePortState(p.host, br).status()));
   MustOk(DeleteLink(p.host, br));
 }
 

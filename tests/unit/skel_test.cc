@@ -1,5 +1,6 @@
 // skel without a process: environment and stdio are injected.
 #include <catch2/catch.hpp>
+#include <errno.h>
 
 #include <sstream>
 
@@ -60,7 +61,8 @@ std::string Conf(const std::string& version, const std::string& extra = "") {
 }
 
 Outcome RunSkel(const cni::PluginFuncs& f, std::map<std::string, std::string> env,
-                const std::string& stdin_data, const std::string& own_netns = "/proc/self/ns/net") {
+                const std::string& stdin_data, const std::string& own_netns = "/proc/self/ns/net",
+                const std::string& name = "test-plugin") {
   std::ostringstream out, err;
   cni::ProcessIo io;
   io.env = std::move(env);
@@ -68,7 +70,7 @@ Outcome RunSkel(const cni::PluginFuncs& f, std::map<std::string, std::string> en
   io.out = &out;
   io.err = &err;
   io.own_netns_path = own_netns;
-  int rc = cni::Run(f, {{}, "CNI test plugin"}, io);
+  int rc = cni::Run(f, {{}, "CNI test plugin", name}, io);
   return {rc, out.str(), err.str()};
 }
 
@@ -264,6 +266,38 @@ TEST_CASE("skel: bad stdin is a decoding failure", "[skel]") {
   }
 }
 
+TEST_CASE("skel: its own refusals (codes 4, 6, 7) begin with the plugin's name, once", "[skel]") {
+  Recorder rec;
+  auto msg = [](const Outcome& o) { return o.json()["msg"].get<std::string>(); };
+  Outcome decode = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), "{");
+  RequireError(decode, 6);
+  CHECK(msg(decode).rfind("test-plugin: decoding network configuration: ", 0) == 0);
+  Outcome no_name = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), R"({"cniVersion":"1.0.0","type":"t"})");
+  RequireError(no_name, 7);
+  CHECK(msg(no_name) == "test-plugin: missing network name");
+  auto env = BaseEnv("ADD");
+  env.erase("CNI_NETNS");
+  Outcome missing = RunSkel(RecordingFuncs(rec), env, Conf("1.0.0"));
+  RequireError(missing, 4);
+  CHECK(msg(missing) == "test-plugin: required env variables [CNI_NETNS] missing");
+  Outcome unknown = RunSkel(RecordingFuncs(rec), BaseEnv("FROB"), Conf("1.0.0"));
+  RequireError(unknown, 4);
+  CHECK(msg(unknown) == "test-plugin: unknown CNI_COMMAND: FROB");
+  cni::PluginFuncs no_add = RecordingFuncs(rec);
+  no_add.add = nullptr;
+  Outcome unimplemented = RunSkel(no_add, BaseEnv("ADD"), Conf("1.0.0"));
+  RequireError(unimplemented, 4);
+  CHECK(msg(unimplemented) == "test-plugin: ADD is not implemented");
+  CHECK(rec.calls.empty());
+
+  // Without a name: the program's file name (a plugin's type, once installed).
+  Outcome unnamed = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), "{", "/proc/self/ns/net", "");
+  CHECK(msg(unnamed).rfind(std::string(program_invocation_short_name) + ": decoding network configuration: ", 0) == 0);
+  // Other codes, and a handler's own errors, are the handler's to word.
+  Outcome version = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), Conf("0.5.0"));
+  CHECK(msg(version) == "incompatible CNI versions");
+}
+
 TEST_CASE("skel: an unsupported version is error 1 with details", "[skel]") {
   Recorder rec;
   Outcome o = RunSkel(RecordingFuncs(rec), BaseEnv("ADD"), Conf("0.5.0"));
@@ -401,7 +435,7 @@ TEST_CASE("skel: ADD refuses a CNI_IFNAME or CNI_NETNS that is not UTF-8 before 
     Outcome o = RunSkel(RecordingFuncs(rec), env, Conf("1.0.0"));
     RequireError(o, 4);
     CHECK(rec.calls.empty());
-    CHECK(o.json()["msg"] == std::string(key) + " is not valid UTF-8");
+    CHECK(o.json()["msg"] == "test-plugin: " + std::string(key) + " is not valid UTF-8");
   }
   // Overlong and surrogate encodings are not UTF-8 either; real UTF-8 is fine.
   for (std::string bad : {std::string("\xc0\xaf"), std::string("\xed\xa0\x80"), std::string("e\xe2\x82")}) {

@@ -43,6 +43,12 @@ absl::StatusOr<Config> Config::Parse(const cni::CmdArgs& args) {
   return c;
 }
 
+absl::StatusOr<Teardown> Teardown::Parse(const cni::CmdArgs& args) {
+  Teardown t;
+  if (absl::StatusOr<Config> config = Config::Parse(args); config.ok()) t.routes = config->routes;
+  return t;
+}
+
 absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args, const Config& config) {
   ASSIGN_OR_RETURN(cni::PrevInterface prev, cni::RequirePrevInterface(args, kPlugin));
   if (config.routes.empty()) return prev.result;  // nothing to do: pass prevResult through
@@ -74,22 +80,22 @@ absl::Status Check(const cni::CmdArgs& args, const Config& config) {
   return cni::Annotate(cni::net::CheckRoutesOn(target.sock, target.link, config.routes), kPlugin);
 }
 
-absl::Status Del(const cni::CmdArgs& args, const Config& config) {
+absl::Status Del(const cni::CmdArgs& args, const Teardown& teardown) {
   // The routes ADD recorded; none (an ADD killed before it recorded) or
-  // unreadable: the configuration's.
-  Config added = config;
+  // unreadable: the configuration's, when they parse.
+  std::vector<cni::Route> added = teardown.routes;
   absl::StatusOr<std::optional<std::string>> record = kStore.Load(args);
   if (record.ok() && *record) {
     if (absl::StatusOr<cni::Json> j = cni::ParseJson(**record); j.ok()) {
       Config recorded;
-      if (cni::config::ParseKeys(*j, kKeys, kPlugin, recorded).ok()) added = recorded;
+      if (cni::config::ParseKeys(*j, kKeys, kPlugin, recorded).ok()) added = recorded.routes;
     }
   }
   ASSIGN_OR_RETURN(std::optional<cni::net::ContainerLink> target,
                    cni::net::OpenContainerLinkForTeardown(args.netns, args.ifname), kPlugin);
   // Keep going past a failure; report every failure together.
   std::vector<absl::Status> failures;
-  for (const cni::Route& r : target ? added.routes : std::vector<cni::Route>{}) {
+  for (const cni::Route& r : target ? added : std::vector<cni::Route>{}) {
     absl::Status st = cni::net::DeleteRoute(target->sock, OnLink(r, target->link.index));
     if (!absl::IsNotFound(st)) failures.push_back(st);
   }
@@ -97,10 +103,11 @@ absl::Status Del(const cni::CmdArgs& args, const Config& config) {
   return cni::NamedBy(cni::JoinErrors(failures), kPlugin);
 }
 
-absl::Status Gc(const cni::CmdArgs& args, const Config&) { return cni::NamedBy(kStore.Gc(args), kPlugin); }
+absl::Status Gc(const cni::CmdArgs& args, const Teardown&) { return cni::NamedBy(kStore.Gc(args), kPlugin); }
 
 cni::PluginFuncs Funcs() {
-  return cni::Typed<Config>({.add = Add, .del = Del, .check = Check, .gc = Gc});
+  // DEL and GC parse Teardown, which refuses no value of a key.
+  return cni::TypedWithTeardown<Config, Teardown>({.add = Add, .check = Check}, {.del = Del, .gc = Gc});
 }
 
 }  // namespace route_example

@@ -8,8 +8,9 @@
 // ADD adds each route (via "gw", or on-link without one) on CNI_IFNAME in
 // CNI_NETNS, records them, and returns prevResult with the routes appended;
 // CHECK verifies they are there; DEL removes the recorded routes (missing
-// netns, link or route is success); GC drops the records of attachments the
-// runtime no longer has; STATUS validates the configuration.
+// netns, link or route is success), even when the configuration's "routes"
+// no longer parse; GC drops the records of attachments the runtime no longer
+// has; STATUS validates the configuration.
 #pragma once
 
 #include <string>
@@ -32,10 +33,19 @@ struct Config {
   static absl::StatusOr<Config> Parse(const cni::CmdArgs& args);
 };
 
+// What DEL and GC read of the configuration (cni::TypedWithTeardown). It
+// judges nothing, so a "routes" key that Config refuses (a typo, or a rule
+// added since ADD) does not keep DEL from removing what ADD recorded.
+struct Teardown {
+  std::vector<cni::Route> routes;  // the configuration's, when they parse; else none
+
+  static absl::StatusOr<Teardown> Parse(const cni::CmdArgs& args);
+};
+
 absl::StatusOr<cni::Result> Add(const cni::CmdArgs& args, const Config& config);
 absl::Status Check(const cni::CmdArgs& args, const Config& config);
-absl::Status Del(const cni::CmdArgs& args, const Config& config);
-absl::Status Gc(const cni::CmdArgs& args, const Config& config);
+absl::Status Del(const cni::CmdArgs& args, const Teardown& teardown);
+absl::Status Gc(const cni::CmdArgs& args, const Teardown& teardown);
 
 // The command table for cni::PluginMain. STATUS has no handler: the plugin is
 // ready whenever the configuration parses (which skel checks for every command).

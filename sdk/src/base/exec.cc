@@ -17,6 +17,8 @@
 #include "cni/base/error.h"
 #include "cni/base/fs.h"
 
+extern char** environ;
+
 namespace cni {
 namespace {
 
@@ -133,6 +135,21 @@ std::string FindSystemProgram(absl::string_view name) {
     if (access(path.c_str(), X_OK) == 0) return path;
   }
   return "";
+}
+
+std::vector<std::string> ProcessEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::map<std::string, std::string> EnvironmentMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> by_name;
+  for (const std::string& kv : env) {
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) by_name.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return by_name;
 }
 
 }  // namespace cni

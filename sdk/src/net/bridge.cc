@@ -117,7 +117,7 @@ absl::StatusOr<LinkInfo> EnsureBridge(NetlinkSocket& sock, const BridgeSpec& spe
   ASSIGN_OR_RETURN(LinkInfo br, BridgeByName(sock, spec.name));
   bool changed = false;  // then read again, as the change left it
   if (spec.vlan_filtering && !created.ok()) {
-    ASSIGN_OR_RETURN(bool on, BridgeVlanFiltering(sock, br.index));
+    ASSIGN_OR_RETURN(bool on, BridgeVlanFiltering(sock, br));
     if (!on) {
       RETURN_IF_ERROR(SetBridgeVlanFiltering(sock, br, true));
       changed = true;
@@ -142,8 +142,9 @@ absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge,
   return sock.Transact(msg.get(), what);
 }
 
-absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index) {
-  std::string what = absl::StrCat("reading vlan_filtering of link #", bridge_index);
+absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge) {
+  const int bridge_index = bridge.index;
+  std::string what = absl::StrCat("reading vlan_filtering of ", Quoted(bridge.name));
   // A dump filtered in user space: a plain GET would need its reply and the
   // ack collected separately.
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, 0, what, AF_UNSPEC));
@@ -218,8 +219,9 @@ absl::Status BridgeVlanDel(NetlinkSocket& sock, const LinkInfo& port, uint16_t v
   return sock.Transact(msg.get(), absl::StrCat("removing VLAN ", vid, " from ", Quoted(port.name)));
 }
 
-absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading bridge port #", index);
+absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, const LinkInfo& link) {
+  const int index = link.index;
+  std::string what = absl::StrCat("reading bridge port ", Quoted(link.name));
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, index, what, AF_UNSPEC));
   std::optional<BridgePortInfo> found;
   NlExchange how{.until = NlAnswer::kOne, .each = [&](nlmsghdr* hdr) {
@@ -248,8 +250,9 @@ absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index
   return *std::move(found);
 }
 
-absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index) {
-  std::string what = absl::StrCat("reading bridge port #", index);
+absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, const LinkInfo& link) {
+  const int index = link.index;
+  std::string what = absl::StrCat("reading bridge port ", Quoted(link.name));
   ASSIGN_OR_RETURN(NlMsgPtr msg, internal::LinkRequest(RTM_GETLINK, 0, 0, what, AF_BRIDGE));
   if (nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN) < 0) return NoMemory(what);
   std::optional<BridgePortInfo> found;

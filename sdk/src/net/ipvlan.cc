@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
+#include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
 #include "link_on_master.h"
 
@@ -34,9 +35,9 @@ absl::Status CreateIpvlan(NetlinkSocket& sock, const MasterLink& link, IpvlanMod
       absl::StrCat("creating ipvlan \"", link.name, "\" on link #", link.master_index));
 }
 
-absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index) {
-  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, index, "ipvlan", IFLA_IPVLAN_MODE, 2, std::nullopt,
-                                                          absl::StrCat("reading ipvlan mode of link #", index)));
+absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, const LinkInfo& link) {
+  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, link.index, "ipvlan", IFLA_IPVLAN_MODE, 2, std::nullopt,
+                                                          absl::StrCat("reading ipvlan mode of ", Quoted(link.name))));
   return static_cast<IpvlanMode>(mode);
 }
 

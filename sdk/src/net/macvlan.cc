@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
+#include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
 #include "link_on_master.h"
 
@@ -43,10 +44,10 @@ absl::Status CreateMacvlan(NetlinkSocket& sock, const MasterLink& link, const Ma
       absl::StrCat("creating macvlan \"", link.name, "\" on link #", link.master_index));
 }
 
-absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index) {
+absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, const LinkInfo& link) {
   // A macvlan made without a mode is the kernel's default, vepa.
-  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, index, "macvlan", IFLA_MACVLAN_MODE, 4, MACVLAN_MODE_VEPA,
-                                                          absl::StrCat("reading macvlan mode of link #", index)));
+  ASSIGN_OR_RETURN(uint32_t mode, internal::KindAttribute(sock, link.index, "macvlan", IFLA_MACVLAN_MODE, 4, MACVLAN_MODE_VEPA,
+                                                          absl::StrCat("reading macvlan mode of ", Quoted(link.name))));
   return static_cast<MacvlanMode>(mode);
 }
 

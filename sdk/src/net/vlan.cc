@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cni/base/error.h"
+#include "cni/base/quoted.h"
 #include "cni/base/status_macros.h"
 #include "link_on_master.h"
 
@@ -21,9 +22,9 @@ absl::Status CreateVlan(NetlinkSocket& sock, const MasterLink& link, int vlan_id
                                   [id](nl_msg* m) { return nla_put_u16(m, IFLA_VLAN_ID, id); }, what);
 }
 
-absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, int index) {
-  ASSIGN_OR_RETURN(uint32_t id, internal::KindAttribute(sock, index, "vlan", IFLA_VLAN_ID, 2, std::nullopt,
-                                                        absl::StrCat("reading VLAN ID of link #", index)));
+absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, const LinkInfo& link) {
+  ASSIGN_OR_RETURN(uint32_t id, internal::KindAttribute(sock, link.index, "vlan", IFLA_VLAN_ID, 2, std::nullopt,
+                                                        absl::StrCat("reading VLAN ID of ", Quoted(link.name))));
   return static_cast<int>(id);
 }
 

@@ -31,9 +31,9 @@ absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t tab
   return sock.Transact(msg.get(), What(name, table));
 }
 
-absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, int index) {
-  return internal::KindAttribute(sock, index, "vrf", IFLA_VRF_TABLE, 4, std::nullopt,
-                                 absl::StrCat("reading the table of vrf link #", index));
+absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, const LinkInfo& link) {
+  return internal::KindAttribute(sock, link.index, "vrf", IFLA_VRF_TABLE, 4, std::nullopt,
+                                 absl::StrCat("reading the table of vrf ", Quoted(link.name)));
 }
 
 }  // namespace cni::net

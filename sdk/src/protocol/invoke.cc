@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iostream>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -99,6 +100,22 @@ void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_
     }
   }
   env.push_back(absl::StrCat(prefix, value));
+}
+
+std::vector<std::string> PluginCallEnvironment(const std::vector<std::string>& inherited,
+                                               const CniVariables& vars) {
+  std::vector<std::string> env;
+  for (const std::string& kv : inherited) {
+    if (!absl::StartsWith(kv, "CNI_")) env.push_back(kv);
+  }
+  const std::pair<const char*, const std::string*> cni[] = {
+      {"CNI_COMMAND", &vars.command}, {"CNI_CONTAINERID", &vars.container_id},
+      {"CNI_NETNS", &vars.netns},     {"CNI_IFNAME", &vars.ifname},
+      {"CNI_ARGS", &vars.args},       {"CNI_PATH", &vars.path}};
+  for (const auto& [name, value] : cni) {
+    if (!value->empty()) env.push_back(absl::StrCat(name, "=", *value));
+  }
+  return env;
 }
 
 absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector<std::string>& env,

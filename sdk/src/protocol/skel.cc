@@ -15,10 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cni/base/error.h"
+#include "cni/base/exec.h"
 #include "cni/base/status_macros.h"
 #include "cni/protocol/version.h"
-
-extern char** environ;
 
 namespace cni {
 namespace {
@@ -200,7 +199,6 @@ absl::StatusOr<CmdArgs> BuildCmdArgs(const ProcessIo& io, const PluginInfo& info
 absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& out) {
   const std::string& cmd = a.command;
   if (cmd == "ADD") {
-    if (!funcs.add) return Error(ErrorCode::kInvalidEnvironment, "ADD is not implemented");
     ASSIGN_OR_RETURN(Result result, funcs.add(a));
     std::string version = a.conf.cni_version.empty() ? "0.1.0" : a.conf.cni_version;
     ASSIGN_OR_RETURN(Json json, ResultToJson(result, version));
@@ -220,6 +218,23 @@ absl::Status Dispatch(const PluginFuncs& funcs, const CmdArgs& a, std::ostream& 
 bool IsKnownCommand(absl::string_view cmd) {
   return cmd == "ADD" || cmd == "DEL" || cmd == "CHECK" || cmd == "GC" || cmd == "STATUS" ||
          cmd == "VERSION";
+}
+
+// The name skel's own messages begin with (PluginInfo::name).
+std::string PluginName(const PluginInfo& info) {
+  return info.name.empty() ? std::string(program_invocation_short_name) : info.name;
+}
+
+// skel's own refusal of the environment (code 4) or the configuration (6,
+// 7), named by the plugin as the plugin's own messages are. Other codes, and
+// a handler's errors (a delegate's document is printed as it was), are left
+// as they are.
+absl::Status SkelRefusal(const absl::Status& status, const PluginInfo& info) {
+  int code = CodeOf(status);
+  bool own = code == static_cast<int>(ErrorCode::kInvalidEnvironment) ||
+             code == static_cast<int>(ErrorCode::kDecodingFailure) ||
+             code == static_cast<int>(ErrorCode::kInvalidNetworkConfig);
+  return own ? NamedBy(status, PluginName(info)) : status;
 }
 
 // The version to stamp on an error document: the config's, when readable.
@@ -250,7 +265,11 @@ absl::Status GuardedDispatch(const PluginFuncs& funcs, const PluginInfo& info, c
                              const std::string& cmd, std::ostream& out) {
   try {
     absl::StatusOr<CmdArgs> args = BuildCmdArgs(io, info, cmd);
-    return args.ok() ? Dispatch(funcs, *args, out) : args.status();
+    if (!args.ok()) return SkelRefusal(args.status(), info);
+    if (cmd == "ADD" && !funcs.add) {
+      return SkelRefusal(Error(ErrorCode::kInvalidEnvironment, "ADD is not implemented"), info);
+    }
+    return Dispatch(funcs, *args, out);
   } catch (const std::exception& e) {
     return Error(ErrorCode::kInternal, absl::StrCat(cmd, " failed with an internal error: ", e.what()));
   } catch (...) {
@@ -346,7 +365,7 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
   }
   absl::Status status;
   if (!IsKnownCommand(cmd)) {
-    status = Error(ErrorCode::kInvalidEnvironment, absl::StrCat("unknown CNI_COMMAND: ", cmd));
+    status = SkelRefusal(Error(ErrorCode::kInvalidEnvironment, absl::StrCat("unknown CNI_COMMAND: ", cmd)), info);
   } else if (cmd == "VERSION") {
     // Upstream's skel answers with its own version whatever was asked; the
     // spec says the version on input, and libcni reads either.
@@ -363,12 +382,7 @@ int Run(const PluginFuncs& funcs, const PluginInfo& info, const ProcessIo& io) {
 
 int PluginMain(const PluginFuncs& funcs, const PluginInfo& info) {
   ProcessIo io;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    absl::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == absl::string_view::npos) continue;
-    io.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
+  io.env = EnvironmentMap(ProcessEnvironment());
   char buf[16384];
   for (;;) {
     ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));

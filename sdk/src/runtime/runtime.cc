@@ -14,13 +14,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cni/base/error.h"
+#include "cni/base/exec.h"
 #include "cni/base/fs.h"
 #include "cni/base/status_macros.h"
 #include "cni/protocol/invoke.h"
 #include "cni/protocol/skel.h"
 #include "cni/protocol/version.h"
-
-extern char** environ;
 
 namespace cni::runtime {
 namespace {
@@ -74,7 +73,7 @@ absl::StatusOr<std::string> Runtime::Exec(absl::string_view verb, const PluginCo
   if (options_.base_env.has_value()) {
     env = *options_.base_env;
   } else {
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+    env = ProcessEnvironment();
   }
   // libcni always sets all six, empty ones included (GC and STATUS have no
   // container), overriding anything inherited.

@@ -6,20 +6,13 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "cni/protocol/invoke.h"
 
 namespace cni::testing {
 
 std::vector<std::string> CniEnvironment(const Invocation& call) {
-  std::vector<std::string> env = {kTestPath};
-  auto add = [&](const char* key, const std::string& value) {
-    if (!value.empty()) env.push_back(absl::StrCat(key, "=", value));
-  };
-  add("CNI_COMMAND", call.command);
-  add("CNI_CONTAINERID", call.container_id);
-  add("CNI_NETNS", call.netns);
-  add("CNI_IFNAME", call.ifname);
-  add("CNI_ARGS", call.args);
-  add("CNI_PATH", call.path);
+  std::vector<std::string> env = PluginCallEnvironment(
+      {kTestPath}, {call.command, call.container_id, call.netns, call.ifname, call.args, call.path});
   env.insert(env.end(), call.env.begin(), call.env.end());
   return env;
 }

@@ -177,7 +177,7 @@ void Runner::CheckGc() {
   const State after_add = owned(HostState());
   // GC gets no container ID, netns or interface name; CNI_PATH is required.
   auto gc = [&](const cni::Json& valid) {
-    Invocation call{.command = "GC", .cni_path = cni_path_};
+    Invocation call{{.command = "GC", .path = cni_path_}};
     call.stdin_data = cni::Dump(ExecConfig(version, nullptr, {{"cni.dev/valid-attachments", valid}}));
     return Call(options_.plugin, call, options_.timeout);
   };
@@ -207,7 +207,7 @@ void Runner::CheckStatus() {
     report_.Add("STATUS", Outcome::kSkip, "the plugin does not support 1.1.0");
     return;
   }
-  Invocation call{.command = "STATUS", .cni_path = cni_path_};
+  Invocation call{{.command = "STATUS", .path = cni_path_}};
   call.stdin_data = cni::Dump(ExecConfig(version, nullptr));
   Answer a = Call(options_.plugin, call, options_.timeout);
   if (a.ok()) {

@@ -4,21 +4,16 @@
 #include <iostream>
 #include <map>
 
+#include "cni/base/exec.h"
 #include "cni/base/fs.h"
 #include "options.h"
 #include "runner.h"
 #include "sandbox.h"
 #include "subject.h"
 
-extern char** environ;
-
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv(*e);
-    if (size_t eq = kv.find('='); eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  std::map<std::string, std::string> env = cni::EnvironmentMap(cni::ProcessEnvironment());
   absl::StatusOr<conformance::Options> options = conformance::ParseOptions(args, env);
   if (absl::IsCancelled(options.status())) {
     std::cout << conformance::kUsage;

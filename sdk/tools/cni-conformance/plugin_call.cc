@@ -4,8 +4,6 @@
 #include "absl/strings/strip.h"
 #include "cni/base/exec.h"
 
-extern char** environ;
-
 namespace conformance {
 namespace {
 
@@ -59,19 +57,7 @@ std::vector<std::string> Answer::ErrorDocumentProblems() const {
 }
 
 Answer Call(const std::string& plugin, const Invocation& call, std::chrono::milliseconds timeout) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).rfind("CNI_", 0) != 0) env.emplace_back(*e);
-  }
-  auto set = [&](const char* name, const std::string& value) {
-    if (!value.empty()) env.push_back(absl::StrCat(name, "=", value));
-  };
-  set("CNI_COMMAND", call.command);
-  set("CNI_CONTAINERID", call.container_id);
-  set("CNI_NETNS", call.netns);
-  set("CNI_IFNAME", call.ifname);
-  set("CNI_ARGS", call.args);
-  set("CNI_PATH", call.cni_path);
+  std::vector<std::string> env = cni::PluginCallEnvironment(cni::ProcessEnvironment(), call);
   Answer a;
   cni::CommandOptions options;
   options.timeout = timeout;

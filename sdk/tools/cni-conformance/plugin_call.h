@@ -8,19 +8,14 @@
 #include <vector>
 
 #include "cni/base/json.h"
+#include "cni/protocol/invoke.h"
 
 namespace conformance {
 
-// One execution. Empty strings leave the variable unset (to test that a
-// plugin notices what is missing).
-struct Invocation {
-  std::string command;       // CNI_COMMAND
-  std::string container_id;  // CNI_CONTAINERID
-  std::string netns;         // CNI_NETNS
-  std::string ifname;        // CNI_IFNAME
-  std::string args;          // CNI_ARGS
-  std::string cni_path;      // CNI_PATH
-  std::string stdin_data;    // the configuration
+// One execution: the CNI_* variables (an empty one is left unset, to test
+// that a plugin notices what is missing) and the configuration on stdin.
+struct Invocation : cni::CniVariables {
+  std::string stdin_data;  // the configuration
 };
 
 // What the plugin did.

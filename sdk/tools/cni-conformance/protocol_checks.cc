@@ -26,7 +26,7 @@ void Runner::CheckVersion() {
   static const std::regex kSemver("^[0-9]+\\.[0-9]+\\.[0-9]+$");
   std::optional<std::vector<std::string>> first;
   for (const std::string& v : cni::AllVersions()) {
-    Invocation call{.command = "VERSION", .stdin_data = cni::Dump({{"cniVersion", v}})};
+    Invocation call{{.command = "VERSION"}, cni::Dump({{"cniVersion", v}})};
     Answer a = Call(options_.plugin, call, options_.timeout);
     std::string name = absl::StrCat("VERSION ", v);
     if (!a.ok() || !a.doc) {
@@ -117,7 +117,7 @@ void Runner::CheckMissingEnvironment() {
   struct Case {
     const char* command;
     const char* variable;
-    std::string Invocation::*field;
+    std::string cni::CniVariables::*field;
   };
   // Section 2: ADD needs CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME; DEL needs
   // CNI_CONTAINERID and CNI_IFNAME (CNI_NETNS is optional there).

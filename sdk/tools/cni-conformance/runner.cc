@@ -120,7 +120,7 @@ Invocation Runner::For(const std::string& command, const Attachment& a, const cn
   call.container_id = a.id;
   call.netns = a.netns;
   call.ifname = options_.ifname;
-  call.cni_path = cni_path_;
+  call.path = cni_path_;
   call.stdin_data = cni::Dump(conf);
   return call;
 }

@@ -4,18 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "cni/base/exec.h"
 #include "cnitool.h"
-
-extern char** environ;
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  std::map<std::string, std::string> env = cni::EnvironmentMap(cni::ProcessEnvironment());
   std::string out, err;
   int code = cnitool::Main(args, env, out, err);
   std::cout << out << std::flush;

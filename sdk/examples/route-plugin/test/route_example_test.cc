@@ -46,8 +46,11 @@ Plugin WithNetns(Plugin plugin, const std::string& netns = "/run/netns/none") {
 }
 Plugin Binary() { return WithNetns(Plugin::FromEnv("route-example")); }
 Plugin InProcess() {
-  return WithNetns(Plugin::InProcess(route_example::Funcs(),
-                                     {route_example::SupportedVersions(), cni::AboutLine("route-example")}));
+  // The name, which the binary takes from its file name: skel's own messages
+  // begin with it.
+  return WithNetns(Plugin::InProcess(
+      route_example::Funcs(),
+      {route_example::SupportedVersions(), cni::AboutLine("route-example"), "route-example"}));
 }
 
 Json Conf(Json routes, Json prev_result = nullptr, const std::string& version = "1.0.0") {
@@ -93,6 +96,13 @@ TEST_CASE("configuration errors are CNI errors, before any kernel work") {
     CHECK_THAT(plugin.Add(Conf("not-a-list", PrevResult("/x"))), IsCniError(6, "routes"));
     CHECK_THAT(plugin.Status(Conf({{{"dst", "nonsense"}}}, nullptr, "1.1.0")), IsCniError(7));
     CHECK_THAT(plugin.Add(Conf(kRoutes, PrevResult("/x"), "0.2.0")), IsCniError(1));  // version not supported
+    // Not JSON at all: skel's own error, named by the plugin as the others are.
+    cni::testing::Invocation garbled = plugin.defaults;
+    garbled.command = "ADD";
+    garbled.config = "{\"cniVersion\": ";
+    RunResult r = plugin.Run(garbled);
+    CHECK_THAT(r, IsCniError(6));
+    CHECK(cni::testing::ErrorMessage(r).rfind("route-example: decoding network configuration: ", 0) == 0);
   }
 }
 
@@ -102,6 +112,10 @@ TEST_CASE("STATUS GC DEL without a namespace succeed") {
   CHECK_THAT(plugin.Gc(cni::testing::WithValidAttachments(Conf(kRoutes, nullptr, "1.1.0"), {})), Succeeded());
   plugin.defaults.netns = "/run/netns/does-not-exist";
   CHECK_THAT(plugin.Del(Conf(kRoutes)), Succeeded());
+  // A "routes" key ADD would refuse does not stop the teardown (Teardown).
+  CHECK_THAT(plugin.Del(Conf("not-a-list")), Succeeded());
+  CHECK_THAT(plugin.Gc(cni::testing::WithValidAttachments(Conf({{{"dst", "x"}}}, nullptr, "1.1.0"), {})),
+             Succeeded());
 }
 
 TEST_CASE("ADD with no routes passes prevResult through") {
@@ -161,6 +175,16 @@ TEST_CASE("ADD CHECK DEL in a container namespace (root)") {
       CHECK(routes().find("198.51.100.0/24") == std::string::npos);
       CHECK_THAT(plugin.Del(conf), Succeeded());
     }
+  }
+
+  SECTION("DEL removes the recorded routes when the configuration's no longer parse") {
+    RunResult add = plugin.Add(Conf(kRoutes, PrevResult(netns)));
+    MustSucceed(add, "ADD");
+    CHECK(routes().find("192.0.2.0/24 via 10.1.0.1 dev eth0") != std::string::npos);
+    CHECK_THAT(plugin.Del(Conf({{{"dst", "192.0.2.0/33"}}})), Succeeded());  // ADD would say code 7
+    std::string table = routes();
+    CHECK(table.find("192.0.2.0/24") == std::string::npos);
+    CHECK(table.find("198.51.100.0/24") == std::string::npos);
   }
 
   SECTION("a failed ADD rolls back the routes it added") {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,13 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          const std::vector<std::string>& env,
                                          absl::string_view stdin_data,
                                          const CommandOptions& options = {});
+
+// This process's environment (environ), as "K=V" strings in their order.
+std::vector<std::string> ProcessEnvironment();
+
+// An environment ("K=V" strings) by name. An entry without '=' is skipped; of
+// two entries with one name the first wins, as getenv(3) finds it.
+std::map<std::string, std::string> EnvironmentMap(const std::vector<std::string>& env);
 
 // The path of system program `name` in /usr/sbin, /sbin, /usr/bin or /bin
 // (in that order; the runtime's PATH is not trusted), "" when absent.

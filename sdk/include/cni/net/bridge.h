@@ -42,9 +42,10 @@ absl::StatusOr<LinkInfo> BridgeByName(NetlinkSocket& sock, absl::string_view nam
 
 // Turns IFLA_BR_VLAN_FILTERING on or off on an existing bridge.
 absl::Status SetBridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge, bool on);
-// Reads IFLA_BR_VLAN_FILTERING (false for a bridge that does not report it).
-// The link's kind is not checked: pass a bridge. No such link: absl::NotFound.
-absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, int bridge_index);
+// Reads IFLA_BR_VLAN_FILTERING of `bridge` (false for a bridge that does not
+// report it). The link's kind is not checked: pass a bridge. No such link:
+// absl::NotFound.
+absl::StatusOr<bool> BridgeVlanFiltering(NetlinkSocket& sock, const LinkInfo& bridge);
 
 // Bridge port flags; unset fields are left alone.
 struct BridgePortFlags {
@@ -76,13 +77,14 @@ struct BridgePortInfo {
   std::vector<BridgeVlan> vlans;  // empty unless the bridge filters VLANs
 };
 
-// The port `index` (a link enslaved to a bridge). Not a port: absl::NotFound.
+// What the bridge reports about `port` (a link enslaved to a bridge; read by
+// its index, named by its name in errors). Not a port: absl::NotFound.
 // Its VLANs come only with a dump of every port of every bridge in the
 // namespace (AF_BRIDGE), whose cost grows with the node's containers.
-absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, int index);
+absl::StatusOr<BridgePortInfo> GetBridgePort(NetlinkSocket& sock, const LinkInfo& port);
 // The same without `vlans`, from one GET of the link (the bridge's port
 // attributes come with it): what a caller that needs no VLANs should use.
-absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, int index);
+absl::StatusOr<BridgePortInfo> GetBridgePortState(NetlinkSocket& sock, const LinkInfo& port);
 
 // Adds `vlan` to the VLAN table of port `port` (master side).
 absl::Status BridgeVlanAdd(NetlinkSocket& sock, const LinkInfo& port, const BridgeVlan& vlan);

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/net/link.h"
 #include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
 
@@ -26,8 +27,9 @@ std::string IpvlanModeName(IpvlanMode mode);
 // a kernel without ipvlan answers EOPNOTSUPP.
 absl::Status CreateIpvlan(NetlinkSocket& sock, const MasterLink& link, IpvlanMode mode);
 
-// The mode of ipvlan link `index`; not an ipvlan is an error (code 999), no
-// such link is absl::NotFound.
-absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, int index);
+// The mode of ipvlan `link` (read by its index, named by its name in
+// errors); not an ipvlan is an error (code 999), no such link is
+// absl::NotFound.
+absl::StatusOr<IpvlanMode> IpvlanModeOf(NetlinkSocket& sock, const LinkInfo& link);
 
 }  // namespace cni::net

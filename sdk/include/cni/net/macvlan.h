@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cni/base/ip.h"
+#include "cni/net/link.h"
 #include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
 
@@ -39,8 +40,9 @@ struct MacvlanOptions {
 // absl::AlreadyExists.
 absl::Status CreateMacvlan(NetlinkSocket& sock, const MasterLink& link, const MacvlanOptions& options);
 
-// The mode of macvlan link `index`; not a macvlan is an error (code 999),
-// no such link is absl::NotFound.
-absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, int index);
+// The mode of macvlan `link` (read by its index, named by its name in
+// errors); not a macvlan is an error (code 999), no such link is
+// absl::NotFound.
+absl::StatusOr<MacvlanMode> MacvlanModeOf(NetlinkSocket& sock, const LinkInfo& link);
 
 }  // namespace cni::net

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni/net/link.h"
 #include "cni/net/master_link.h"
 #include "cni/net/netlink.h"
 
@@ -16,8 +17,8 @@ namespace cni::net {
 // a kernel without 802.1Q answers EOPNOTSUPP.
 absl::Status CreateVlan(NetlinkSocket& sock, const MasterLink& link, int vlan_id);
 
-// The VLAN ID of vlan link `index`; not a vlan is an error (code 999), no
-// such link is absl::NotFound.
-absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, int index);
+// The VLAN ID of vlan `link` (read by its index, named by its name in
+// errors); not a vlan is an error (code 999), no such link is absl::NotFound.
+absl::StatusOr<int> VlanIdOf(NetlinkSocket& sock, const LinkInfo& link);
 
 }  // namespace cni::net

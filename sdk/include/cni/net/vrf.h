@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cni/net/link.h"
 #include "cni/net/netlink.h"
 
 namespace cni::net {
@@ -19,8 +20,9 @@ absl::Status CreateVrf(NetlinkSocket& sock, absl::string_view name, uint32_t tab
 // The request CreateVrf sends (for tests; no I/O).
 absl::StatusOr<NlMsgPtr> BuildVrfRequest(absl::string_view name, uint32_t table);
 
-// The routing table of VRF link `index`; a link that is not a VRF is an error
-// (code 999), no such link is absl::NotFound.
-absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, int index);
+// The routing table of VRF `link` (read by its index, named by its name in
+// errors); a link that is not a VRF is an error (code 999), no such link is
+// absl::NotFound.
+absl::StatusOr<uint32_t> VrfTableOf(NetlinkSocket& sock, const LinkInfo& link);
 
 }  // namespace cni::net

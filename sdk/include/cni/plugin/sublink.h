@@ -176,10 +176,10 @@ PluginFuncs Funcs(Kind<Config> kind) {
 // (by `name`).
 template <typename Config, typename Mode>
 auto ModeCheck(absl::string_view plugin, Mode Config::*field,
-               absl::StatusOr<Mode> (*mode_of)(net::NetlinkSocket&, int), std::string (*name)(Mode)) {
+               absl::StatusOr<Mode> (*mode_of)(net::NetlinkSocket&, const net::LinkInfo&), std::string (*name)(Mode)) {
   return [plugin = std::string(plugin), field, mode_of, name](
              net::NetlinkSocket& csock, const net::LinkInfo& link, const Config& config) -> absl::Status {
-    CNI_ASSIGN_OR_RETURN(Mode mode, mode_of(csock, link.index));
+    CNI_ASSIGN_OR_RETURN(Mode mode, mode_of(csock, link));
     if (mode == config.*field) return absl::OkStatus();
     return container_link::Mismatch(plugin, link, "mode", name(mode), name(config.*field));
   };

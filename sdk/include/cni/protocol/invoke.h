@@ -42,6 +42,23 @@ absl::StatusOr<ExecOutput> ExecPlugin(const std::string& path, const std::vector
 // Replaces or adds NAME=value in an environment vector.
 void SetEnv(std::vector<std::string>& env, absl::string_view name, absl::string_view value);
 
+// The CNI_* variables of one plugin call (the spec's "Parameters").
+struct CniVariables {
+  std::string command;       // CNI_COMMAND
+  std::string container_id;  // CNI_CONTAINERID
+  std::string netns;         // CNI_NETNS
+  std::string ifname;        // CNI_IFNAME
+  std::string args;          // CNI_ARGS, "K1=V1;K2=V2"
+  std::string path;          // CNI_PATH, directories joined by ':'
+};
+
+// The environment to run a plugin with, as a test or a checker calls it:
+// `inherited` without any CNI_* variable of its own, then each variable of
+// `vars` that is not empty. An empty one stays unset, so a caller can leave
+// any out on purpose (the spec's "missing environment" errors).
+std::vector<std::string> PluginCallEnvironment(const std::vector<std::string>& inherited,
+                                               const CniVariables& vars);
+
 // Delegation helpers: run the plugin `type` (found in args.plugin_dirs) with the
 // caller's environment (args.env) plus CNI_COMMAND=<verb>, and `conf_bytes` on
 // stdin (by default the caller's whole configuration, args.stdin_data).

@@ -129,10 +129,16 @@ PluginFuncs TypedWithTeardown(TypedPluginFuncs<Config> setup, TypedPluginFuncs<T
   return funcs;
 }
 
-// What the plugin tells about itself: its versions and its "about" line.
+// What the plugin tells about itself: its versions, its "about" line, its name.
 struct PluginInfo {
   std::vector<std::string> supported_versions;  // default: every version (AllVersions())
   std::string about;                            // printed when CNI_COMMAND is unset
+  // Begins skel's own refusals (codes 4, 6 and 7: "bridge: decoding network
+  // configuration: ..."), once, as the plugin's messages begin with it.
+  // Default: the program's file name (program_invocation_short_name), which
+  // is the plugin's type once installed; set it when the two may differ (a
+  // test running the handlers in its own process).
+  std::string name = "";
 };
 
 // The process seen by skel: environment and stdio.

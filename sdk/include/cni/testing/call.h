@@ -54,6 +54,8 @@ class Plugin {
   // The command table and info of a plugin's main(), run by skel in this
   // process (stdin, stdout and stderr captured; the environment is only the
   // invocation's). Faster and debuggable, but a crash takes the test with it.
+  // Set info.name to the plugin's type: skel's own messages begin with it,
+  // and in process the program's file name is the test's.
   static Plugin InProcess(PluginFuncs funcs, PluginInfo info);
 
   // What the verbs below start from (CNI_NETNS, CNI_IFNAME, CNI_ARGS, ...).
