@@ -21,9 +21,7 @@ absl::Status Check(const CmdArgs& args, const Config& config);
 // Result layout (upstream's): [bridge, host veth, container veth], and with
 // a VLAN gateway the "<bridge>.<vlan>" link appended; ips[] point at the
 // container veth.
-inline constexpr int kBridgeIndex = 0;
-inline constexpr int kHostIndex = 1;
-inline constexpr int kContainerIndex = 2;
+enum ResultIndex : int { kBridgeIndex, kHostIndex, kContainerIndex };
 
 // ---- Pure helpers, unit-tested ----
 

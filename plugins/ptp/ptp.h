@@ -23,8 +23,7 @@ absl::Status Check(const CmdArgs& args, const Config& config);
 // Result layout: interfaces[kHostIndex] is the host veth,
 // interfaces[kContainerIndex] the container end; every ips[] entry points at
 // the container end.
-inline constexpr int kHostIndex = 0;
-inline constexpr int kContainerIndex = 1;
+enum ResultIndex : int { kHostIndex, kContainerIndex };
 
 // ---- Shared by ADD (ptp.cc) and CHECK (check.cc) ----
 
