@@ -29,7 +29,16 @@ CRI_IMAGE=localhost/e2e-busybox:1
 MAX_CONF_NUM=${MAX_CONF_NUM:-1}
 
 cri_setup() {
+  # The tier's own files, read before e2e_private_dirs covers /tmp and /run:
+  # a checkout there (a CI clone in /tmp) would vanish with them.
+  local proto client
+  proto=$(<"$CRI_DIR/cri_subset.proto")
+  client=$(<"$CRI_DIR/cri_client.py")
   e2e_private_dirs
+  CRI_DIR=$W/cri
+  mkdir -p "$CRI_DIR"
+  printf '%s\n' "$proto" >"$CRI_DIR/cri_subset.proto"
+  printf '%s\n' "$client" >"$CRI_DIR/cri_client.py"
   "$CRI_PYTHON" -c 'import grpc, google.protobuf' 2>/dev/null ||
     fail "python3-grpcio or python3-protobuf is missing (scripts/bootstrap)"
   NETD=$W/net.d
